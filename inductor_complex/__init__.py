@@ -1,0 +1,11 @@
+"""inductor_complex: complex tensors compiled by Inductor as real arithmetic.
+
+    import torch, inductor_complex
+    torch._inductor.config.pre_grad_custom_pass = inductor_complex.ComplexToRealPass()
+    torch.compile(model)(x)          # or: with inductor_complex.enabled(): ...
+"""
+
+from .complex_to_real_pass import ComplexToRealPass
+from .install import disable, enable, enabled
+
+__all__ = ["ComplexToRealPass", "enable", "disable", "enabled"]

@@ -1,0 +1,82 @@
+"""The Inductor pre-grad pass that turns complex tensors into real pairs.
+
+Inductor refuses to generate code for any op that reads or writes a complex
+tensor and runs it eagerly instead. Run before autograd, this pass rewrites
+complex values as real ``[..., 2]`` tensors and complex ops as real math, so
+Inductor fuses them like any other code and autograd derives real backward
+graphs. It never raises: a graph it cannot handle is left exactly as it was.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import pathlib
+
+import torch.fx
+from torch._dynamo.utils import counters
+from torch._inductor.custom_graph_pass import CustomGraphPass, get_hash_for_files
+
+from .report import COUNTER, Report
+from .rewrite import ComplexRewriter, graph_has_complex
+from .rotary.pattern import fuse_rotary_sites
+
+log = logging.getLogger(__name__)
+
+_PACKAGE_DIR = pathlib.Path(__file__).parent
+
+
+@functools.lru_cache(1)
+def _source_files() -> tuple[str, ...]:
+    return tuple(sorted(str(p) for p in _PACKAGE_DIR.rglob("*.py")))
+
+
+class ComplexToRealPass(CustomGraphPass):
+    """Rewrite complex values as real pairs; install as ``pre_grad_custom_pass``.
+
+    Options:
+        fused_rotary: send the complex rotary-embedding idiom to the fused
+            Triton kernel. ``None`` (default) decides per site: on when the
+            tensors are on CUDA and Triton works. ``True`` forces it (tests on
+            CPU under ``TRITON_INTERPRET=1``), ``False`` turns it off.
+    """
+
+    def __init__(self, *, fused_rotary: bool | None = None):
+        if fused_rotary not in (None, True, False):
+            raise TypeError(f"fused_rotary must be None, True or False, got {fused_rotary!r}")
+        self.fused_rotary = fused_rotary
+        self.last_report: Report | None = None
+
+    def options(self) -> dict:
+        return {"fused_rotary": self.fused_rotary}
+
+    def __repr__(self) -> str:
+        opts = ", ".join(f"{k}={v!r}" for k, v in self.options().items())
+        return f"ComplexToRealPass({opts})"
+
+    def uuid(self) -> bytes:
+        # Inductor keys its caches on this: any change to the package's source
+        # or to the options must give a new id.
+        return get_hash_for_files(_source_files(), repr(sorted(self.options().items())))
+
+    def __call__(self, graph: torch.fx.Graph) -> None:
+        report = Report()
+        self.last_report = report
+        rewriter = None
+        try:
+            if not graph_has_complex(graph):
+                return
+            fuse_rotary_sites(graph, report, self.fused_rotary)
+            rewriter = ComplexRewriter(graph, report)
+            rewriter.run()
+        except Exception as error:  # never break the user's compile
+            counters[COUNTER]["pass_failed"] += 1
+            log.warning(
+                "inductor_complex: rewrite failed (%s: %s); graph left unchanged",
+                type(error).__name__, error, exc_info=log.isEnabledFor(logging.DEBUG),
+            )
+            if rewriter is not None:
+                try:
+                    rewriter.undo()
+                except Exception:  # pragma: no cover - undo only resets args and erases its own nodes
+                    log.error("inductor_complex: could not undo a failed rewrite", exc_info=True)

@@ -1,0 +1,54 @@
+"""Count the ops Inductor still leaves to eager because they touch complex tensors.
+
+Inductor asks ``fallback_node_due_to_unsupported_type`` of every aten node it
+lowers; for a complex input or output it answers yes and emits an eager call
+instead of a kernel. Wrapping that question while a model compiles lists
+exactly the complex work that escaped code generation.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+
+import torch
+import torch._inductor.graph as inductor_graph
+from torch.utils._pytree import tree_leaves
+
+# Views that only reinterpret memory: no copy, no kernel, just an alias call.
+ZERO_COPY_VIEWS = frozenset({"aten.view_as_real.default", "aten.view_as_complex.default"})
+
+
+def _touches_complex(node: torch.fx.Node) -> bool:
+    values = [node.meta.get("val")]
+    values += [arg.meta.get("val") for arg in node.all_input_nodes]
+    return any(isinstance(v, torch.Tensor) and v.is_complex() for v in tree_leaves(values))
+
+
+@dataclasses.dataclass
+class ComplexFallbacks:
+    ops: list[str] = dataclasses.field(default_factory=list)
+
+    @property
+    def beyond_views(self) -> list[str]:
+        """Fallbacks that do real work: everything but zero-copy bridge views."""
+        return [op for op in self.ops if op not in ZERO_COPY_VIEWS]
+
+
+@contextlib.contextmanager
+def count_complex_fallbacks():
+    """``with count_complex_fallbacks() as found: compiled(x)`` → ``found.ops``."""
+    found = ComplexFallbacks()
+    original = inductor_graph.fallback_node_due_to_unsupported_type
+
+    def counting(node, *args, **kwargs):
+        refused = original(node, *args, **kwargs)
+        if refused and _touches_complex(node):
+            found.ops.append(str(node.target) if not hasattr(node.target, "_schema") else f"aten.{node.target.__name__}")
+        return refused
+
+    inductor_graph.fallback_node_due_to_unsupported_type = counting
+    try:
+        yield found
+    finally:
+        inductor_graph.fallback_node_due_to_unsupported_type = original

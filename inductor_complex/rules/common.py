@@ -1,0 +1,108 @@
+"""Small helpers shared by the rule families."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+import torch.fx
+
+from ..values import Pair, complex_dtype, fake_value, real_dtype
+from .registry import Unsupported
+
+
+def pair_dim(dim: Any, ndim: int) -> int:
+    """The dim of the real-pair tensor that holds complex dim ``dim``.
+
+    Non-negative dims are unchanged; negative ones move left by one because the
+    pair dim is appended after them. ``ndim`` is the complex rank the dim
+    refers to (checked here so a bad dim is refused, not silently shifted).
+    """
+    if not isinstance(dim, int) or isinstance(dim, bool):
+        raise Unsupported(f"dim {dim!r} is not a Python int")
+    if not -ndim <= dim < max(ndim, 1):
+        raise Unsupported(f"dim {dim} out of range for rank {ndim}")
+    return dim - 1 if dim < 0 else dim
+
+
+def fake(value: Any) -> Any:
+    """The fake tensor behind a traced proxy (None for constants)."""
+    if isinstance(value, torch.fx.Proxy):
+        return fake_value(value.node)
+    return None
+
+
+def is_tensor_proxy(value: Any) -> bool:
+    return isinstance(value, torch.fx.Proxy) and isinstance(fake(value), torch.Tensor)
+
+
+def is_scalar(value: Any) -> bool:
+    return isinstance(value, (int, float, complex)) and not isinstance(value, bool)
+
+
+def parts(value: Any, dtype: torch.dtype):
+    """(re, im) of an operand promoted to complex ``dtype``'s part dtype.
+
+    Real operands get a zero imaginary part (the Python number 0.0) so the
+    emitted math keeps eager's terms, including eager's ``x * 0`` NaN/inf
+    behaviour for non-finite values.
+    """
+    part = real_dtype(dtype)
+    if isinstance(value, Pair):
+        data = cast(value.data, value.part_dtype, part)
+        return data[..., 0], data[..., 1]
+    if is_scalar(value):
+        value = complex(value)
+        return value.real, value.imag
+    if is_tensor_proxy(value):
+        return cast(value, fake(value).dtype, part), 0.0
+    raise Unsupported(f"operand {value!r} is neither complex, real tensor nor number")
+
+
+def broadcast_parts(value: Any, dtype: torch.dtype):
+    """(re, im) of an operand shaped ``[..., n, 1]`` to broadcast against pair data.
+
+    Like :func:`parts`, but the trailing size-1 dim lets ``pair * re`` scale both
+    halves of each pair without splitting the pair tensor.
+    """
+    if isinstance(value, Pair):
+        data = cast(value.data, value.part_dtype, real_dtype(dtype))
+        return data[..., 0:1], data[..., 1:2]
+    re, im = parts(value, dtype)
+    return (re.unsqueeze(-1) if is_tensor_proxy(re) else re), im
+
+
+def pair_data(value: Any, dtype: torch.dtype):
+    """An operand as real-pair data ``[..., 2]`` of complex ``dtype``."""
+    if isinstance(value, Pair):
+        return cast(value.data, value.part_dtype, real_dtype(dtype))
+    re, im = parts(value, dtype)
+    if is_tensor_proxy(re):
+        return torch.stack((re, torch.zeros_like(re)), -1)
+    raise Unsupported("a scalar has no pair tensor without a device")
+
+
+def cast(data: Any, have: torch.dtype, want: torch.dtype):
+    """``data.to(want)`` only when it changes something (no no-op nodes)."""
+    return data if have == want else data.to(want)
+
+
+def result_dtype(out: Any) -> torch.dtype:
+    if not isinstance(out, torch.Tensor):
+        raise Unsupported("result is not a tensor")
+    return complex_dtype(out.dtype) if out.is_complex() else out.dtype
+
+
+def shape_args(sizes: tuple) -> list:
+    """``view(2, 3)``, ``view((2, 3))`` and ``aten.view(x, [2, 3])`` → ``[2, 3]``."""
+    if len(sizes) == 1 and isinstance(sizes[0], (list, tuple, torch.Size)):
+        sizes = tuple(sizes[0])
+    for size in sizes:
+        if isinstance(size, torch.dtype):
+            raise Unsupported("reinterpreting a complex tensor as another dtype")
+    return list(sizes)
+
+
+def require_complex_out(out: Any) -> None:
+    if not (isinstance(out, torch.Tensor) and out.is_complex()):
+        raise Unsupported("expected a complex tensor result")

@@ -1,0 +1,121 @@
+"""Indexing, gathers and writes into complex tensors.
+
+Indexing never touches the trailing pair dim: an index tuple without an
+Ellipsis already leaves trailing dims alone, and one with an Ellipsis gets a
+final ``:`` so the Ellipsis stops before the pair dim. Writes go to the pair
+tensor, which views the same storage as the complex value, so they land.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from ..values import Pair
+from .common import fake, is_scalar, pair_data, pair_dim
+from .registry import Unsupported, rule
+
+
+def _pair_index(index):
+    index = index if isinstance(index, tuple) else (index,)
+    if any(i is Ellipsis for i in index):
+        return (*index, slice(None))
+    return index
+
+
+@rule("getitem")
+def getitem(z, index, *, out):
+    if isinstance(z, (list, tuple)):
+        # An element of a rewritten split/unbind/chunk.
+        if not isinstance(index, int):
+            raise Unsupported("non-int index into a sequence of complex tensors")
+        return z[index]
+    if not isinstance(z, Pair):
+        raise Unsupported("indexing something that is not a complex tensor")
+    return Pair(z.data[_pair_index(index)], z.dtype, out.ndim)
+
+
+def _value_data(z: Pair, value, device):
+    """The written value as pair data broadcastable into ``z``'s pair tensor."""
+    if is_scalar(value):
+        value = complex(value)
+        return torch.tensor([value.real, value.imag], dtype=z.part_dtype, device=device)
+    return pair_data(value, z.dtype)
+
+
+@rule("setitem")
+def setitem(z: Pair, index, value, *, out):
+    if not isinstance(z, Pair):
+        raise Unsupported("writing into a real tensor")
+    device = fake(z.data).device
+    z.data[_pair_index(index)] = _value_data(z, value, device)
+    return None
+
+
+@rule("copy_")
+def copy_(z: Pair, src, non_blocking=False, *, out):
+    if not isinstance(z, Pair):
+        raise Unsupported("copying complex into a real tensor")
+    z.data.copy_(pair_data(src, z.dtype), non_blocking)
+    return z
+
+
+@rule("fill_")
+def fill_(z: Pair, value, *, out):
+    if not (isinstance(z, Pair) and is_scalar(value)):
+        raise Unsupported("fill_ with a tensor value")
+    value = complex(value)
+    z.re.fill_(value.real)
+    z.im.fill_(value.imag)
+    return z
+
+
+@rule("index_put_")
+def index_put_(z: Pair, indices, values, accumulate=False, *, out):
+    if accumulate:
+        raise Unsupported("index_put_ with accumulate")
+    data = _value_data(z, values, fake(z.data).device)
+    torch.ops.aten.index_put_.default(z.data, list(indices), data)
+    return z
+
+
+@rule("index_put")
+def index_put(z: Pair, indices, values, accumulate=False, *, out):
+    if accumulate:
+        raise Unsupported("index_put with accumulate")
+    data = _value_data(z, values, fake(z.data).device)
+    return z.with_data(torch.ops.aten.index_put.default(z.data, list(indices), data))
+
+
+@rule("slice")
+def slice_(z: Pair, dim=0, start=None, end=None, step=1, *, out):
+    return z.with_data(torch.ops.aten.slice.Tensor(z.data, pair_dim(dim, z.ndim), start, end, step))
+
+
+@rule("select")
+def select(z: Pair, dim, index, *, out):
+    return Pair(z.data.select(pair_dim(dim, z.ndim), index), z.dtype, z.ndim - 1)
+
+
+@rule("narrow")
+def narrow(z: Pair, dim, start, length, *, out):
+    return z.with_data(z.data.narrow(pair_dim(dim, z.ndim), start, length))
+
+
+@rule("index_select")
+def index_select(z: Pair, dim, index, *, out):
+    return z.with_data(torch.index_select(z.data, pair_dim(dim, z.ndim), index))
+
+
+@rule("gather")
+def gather(z: Pair, dim, index, *, sparse_grad=False, out):
+    if not isinstance(z, Pair):
+        raise Unsupported("gather from a real tensor")
+    # Each gathered complex element brings both of its parts.
+    pair_index = index.unsqueeze(-1).expand(*([-1] * fake(index).ndim), 2)
+    return z.with_data(torch.gather(z.data, pair_dim(dim, z.ndim), pair_index))
+
+
+@rule("index")
+def index(z: Pair, indices, *, out):
+    # aten.index.Tensor: a list of index tensors (None for untouched dims).
+    return Pair(torch.ops.aten.index.Tensor(z.data, list(indices)), z.dtype, out.ndim)

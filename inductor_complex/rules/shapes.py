@@ -1,0 +1,197 @@
+"""Views and shape ops: the same op on the pair tensor, pair dim left last.
+
+Each view of a complex tensor becomes the same view of its pair tensor, so the
+result aliases what eager's result aliases and mutations still land.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from ..values import Pair
+from .common import pair_data, pair_dim, require_complex_out, shape_args
+from .registry import Unsupported, rule
+
+
+@rule("view")
+def view(z: Pair, *shape, out):
+    shape = shape_args(shape)
+    return Pair(z.data.view(*shape, 2), z.dtype, len(shape))
+
+
+@rule("reshape")
+def reshape(z: Pair, *shape, out):
+    shape = shape_args(shape)
+    return Pair(z.data.reshape(*shape, 2), z.dtype, len(shape))
+
+
+@rule("expand")
+def expand(z: Pair, *sizes, implicit=False, out):
+    sizes = shape_args(sizes)
+    return Pair(z.data.expand(*sizes, 2), z.dtype, len(sizes))
+
+
+def _like(method: str):
+    def like_other(z: Pair, other, *, out):
+        if not isinstance(other, Pair):
+            raise Unsupported(f"{method} of a real tensor's shape")
+        return Pair(getattr(z.data, method)(other.data), z.dtype, other.ndim)
+
+    like_other.__name__ = method
+    return like_other
+
+
+for _method in ("expand_as", "view_as", "reshape_as"):
+    rule(_method)(_like(_method))
+
+
+@rule("repeat")
+def repeat(z: Pair, *repeats, out):
+    repeats = shape_args(repeats)
+    if len(repeats) < z.ndim:
+        raise Unsupported("fewer repeats than dims")
+    return Pair(z.data.repeat(*repeats, 1), z.dtype, len(repeats))
+
+
+@rule("permute")
+def permute(z: Pair, *dims, out):
+    dims = shape_args(dims)
+    order = [pair_dim(d, z.ndim) % (z.ndim + 1) for d in dims]
+    return z.with_data(z.data.permute(*order, z.ndim))
+
+
+@rule("transpose")
+def transpose(z: Pair, dim0, dim1, *, out):
+    return z.with_data(z.data.transpose(pair_dim(dim0, z.ndim), pair_dim(dim1, z.ndim)))
+
+
+@rule("t")
+def t(z: Pair, *, out):
+    if z.ndim < 2:
+        return z
+    return z.with_data(z.data.transpose(0, 1))
+
+
+@rule("movedim")
+def movedim(z: Pair, source, destination, *, out):
+    def dims(d):
+        return [pair_dim(x, z.ndim) for x in d] if isinstance(d, (list, tuple)) else pair_dim(d, z.ndim)
+
+    return z.with_data(torch.movedim(z.data, dims(source), dims(destination)))
+
+
+@rule("flatten")
+def flatten(z: Pair, start_dim=0, end_dim=-1, *, out):
+    if z.ndim == 0:
+        raise Unsupported("flatten of a 0-d complex tensor")
+    start, end = pair_dim(start_dim, z.ndim), pair_dim(end_dim, z.ndim)
+    return Pair(z.data.flatten(start, end), z.dtype, out.ndim)
+
+
+@rule("unflatten")
+def unflatten(z: Pair, dim, sizes, *, out):
+    return Pair(z.data.unflatten(pair_dim(dim, z.ndim), sizes), z.dtype, out.ndim)
+
+
+@rule("unsqueeze")
+def unsqueeze(z: Pair, dim, *, out):
+    return Pair(z.data.unsqueeze(pair_dim(dim, z.ndim + 1)), z.dtype, z.ndim + 1)
+
+
+@rule("squeeze")
+def squeeze(z: Pair, dim=None, *, out):
+    if dim is None:
+        # The pair dim has size 2, so squeezing every size-1 dim never touches it.
+        return Pair(z.data.squeeze(), z.dtype, out.ndim)
+    if isinstance(dim, (list, tuple)):
+        dim = tuple(pair_dim(d, z.ndim) for d in dim)
+    else:
+        dim = pair_dim(dim, z.ndim)
+    return Pair(z.data.squeeze(dim), z.dtype, out.ndim)
+
+
+@rule("contiguous")
+def contiguous(z: Pair, memory_format=torch.contiguous_format, *, out):
+    if memory_format != torch.contiguous_format:
+        raise Unsupported(f"memory_format={memory_format}")
+    return z.with_data(z.data.contiguous())
+
+
+@rule("clone")
+def clone(z: Pair, *, memory_format=None, out):
+    if memory_format not in (None, torch.preserve_format, torch.contiguous_format):
+        raise Unsupported(f"memory_format={memory_format}")
+    if memory_format is None:
+        return z.with_data(z.data.clone())
+    return z.with_data(z.data.clone(memory_format=memory_format))
+
+
+@rule("detach")
+def detach(z: Pair, *, out):
+    return z.with_data(z.data.detach())
+
+
+@rule("alias")
+def alias(z: Pair, *, out):
+    return z.with_data(torch.ops.aten.alias.default(z.data))
+
+
+@rule("cat")
+def cat(tensors, dim=0, *, out):
+    require_complex_out(out)
+    datas = [pair_data(t, out.dtype) for t in tensors]
+    return Pair(torch.cat(datas, pair_dim(dim, out.ndim)), out.dtype, out.ndim)
+
+
+@rule("stack")
+def stack(tensors, dim=0, *, out):
+    require_complex_out(out)
+    datas = [pair_data(t, out.dtype) for t in tensors]
+    return Pair(torch.stack(datas, pair_dim(dim, out.ndim)), out.dtype, out.ndim)
+
+
+def _pieces(z: Pair, result, out, ndim: int) -> list[Pair]:
+    if not isinstance(out, (list, tuple)):
+        raise Unsupported("expected a sequence result")
+    return [Pair(result[i], z.dtype, ndim) for i in range(len(out))]
+
+
+@rule("split")
+def split(z: Pair, split_size_or_sections, dim=0, *, out):
+    return _pieces(z, torch.split(z.data, split_size_or_sections, pair_dim(dim, z.ndim)), out, z.ndim)
+
+
+@rule("chunk")
+def chunk(z: Pair, chunks, dim=0, *, out):
+    return _pieces(z, torch.chunk(z.data, chunks, pair_dim(dim, z.ndim)), out, z.ndim)
+
+
+@rule("tensor_split")
+def tensor_split(z: Pair, indices_or_sections, dim=0, *, out):
+    if not isinstance(indices_or_sections, (int, list, tuple)):
+        raise Unsupported("tensor_split by a tensor")
+    return _pieces(z, torch.tensor_split(z.data, indices_or_sections, pair_dim(dim, z.ndim)), out, z.ndim)
+
+
+@rule("unbind")
+def unbind(z: Pair, dim=0, *, out):
+    return _pieces(z, torch.unbind(z.data, pair_dim(dim, z.ndim)), out, z.ndim - 1)
+
+
+@rule("pad", "constant_pad_nd")
+def pad(z: Pair, pad, mode="constant", value=None, *, out):
+    # aten.constant_pad_nd(x, pad, value) puts the value where F.pad has mode.
+    if not isinstance(mode, str):
+        mode, value = "constant", mode
+    if mode != "constant":
+        raise Unsupported(f"pad mode {mode!r} would pad the pair dim's neighbours differently")
+    if value not in (None, 0, 0.0):
+        raise Unsupported("padding with a non-zero value")
+    return Pair(torch.nn.functional.pad(z.data, [0, 0, *pad]), z.dtype, z.ndim)
+
+
+@rule("size")
+def size(z: Pair, dim=None, *, out):
+    if dim is None:
+        raise Unsupported("size() of every dim")
+    return z.data.size(pair_dim(dim, z.ndim))

@@ -1,0 +1,91 @@
+"""What a complex value looks like once it is held as real numbers.
+
+A complex tensor of shape ``[..., n]`` is held as a real tensor of shape
+``[..., n, 2]`` (the layout of ``torch.view_as_real``). Rules receive such
+values as :class:`Pair` and return them; everything else they see is an
+ordinary FX proxy or Python constant.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import torch
+import torch.fx
+
+COMPLEX_TO_REAL = {
+    torch.complex32: torch.float16,
+    torch.complex64: torch.float32,
+    torch.complex128: torch.float64,
+}
+REAL_TO_COMPLEX = {real: cplx for cplx, real in COMPLEX_TO_REAL.items()}
+
+
+def real_dtype(dtype: torch.dtype) -> torch.dtype:
+    """The dtype of the real and imaginary parts of ``dtype``."""
+    return COMPLEX_TO_REAL.get(dtype, dtype)
+
+
+def complex_dtype(dtype: torch.dtype) -> torch.dtype:
+    """The complex dtype whose parts are ``dtype`` (bf16 has none: complex64)."""
+    if dtype.is_complex:
+        return dtype
+    return REAL_TO_COMPLEX.get(dtype, torch.complex64)
+
+
+@dataclasses.dataclass(frozen=True)
+class Pair:
+    """A complex value held as a real tensor with a trailing dim of 2.
+
+    ``data`` is the real tensor (an FX proxy while rules are traced); ``dtype``
+    is the complex dtype it stands for and ``ndim`` the complex rank, both read
+    from fake metadata so rules never need to ask the graph for them.
+    """
+
+    data: Any
+    dtype: torch.dtype
+    ndim: int
+
+    @property
+    def re(self):
+        return self.data[..., 0]
+
+    @property
+    def im(self):
+        return self.data[..., 1]
+
+    @property
+    def part_dtype(self) -> torch.dtype:
+        return real_dtype(self.dtype)
+
+    def with_data(self, data, dtype: torch.dtype | None = None, ndim: int | None = None) -> Pair:
+        return Pair(data, dtype or self.dtype, self.ndim if ndim is None else ndim)
+
+
+# ---------------------------------------------------------------- fake metadata
+
+
+def fake_value(node: Any) -> Any:
+    """The fake value a node carries: Dynamo's ``example_value`` or aten's ``val``."""
+    if not isinstance(node, torch.fx.Node):
+        return None
+    meta = node.meta
+    if "val" in meta:
+        return meta["val"]
+    return meta.get("example_value")
+
+
+def is_complex_tensor(value: Any) -> bool:
+    return isinstance(value, torch.Tensor) and value.is_complex()
+
+
+def holds_complex(value: Any) -> bool:
+    """True when a fake value is, or contains, a complex tensor."""
+    if isinstance(value, (list, tuple)):
+        return any(holds_complex(v) for v in value)
+    return is_complex_tensor(value)
+
+
+def is_complex_node(node: Any) -> bool:
+    return is_complex_tensor(fake_value(node))

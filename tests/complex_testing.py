@@ -1,0 +1,127 @@
+"""Shared helpers: capture the graphs the hook receives, run the pass, compare with eager."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+
+import torch
+import torch.fx
+
+from inductor_complex import ComplexToRealPass
+from inductor_complex.fallbacks import count_complex_fallbacks
+
+# Tolerances per dtype of the compared tensors (fp32 math reassociated by Inductor).
+TOLERANCES = {
+    torch.float32: dict(atol=2e-5, rtol=2e-5),
+    torch.complex64: dict(atol=2e-5, rtol=2e-5),
+    torch.float64: dict(atol=1e-12, rtol=1e-12),
+    torch.complex128: dict(atol=1e-12, rtol=1e-12),
+    torch.bfloat16: dict(atol=2e-2, rtol=2e-2),
+    torch.float16: dict(atol=2e-3, rtol=2e-3),
+}
+
+
+def assert_close(actual, expected, **kwargs):
+    if isinstance(expected, (list, tuple)):
+        assert isinstance(actual, (list, tuple)) and len(actual) == len(expected)
+        for a, e in zip(actual, expected):
+            assert_close(a, e, **kwargs)
+        return
+    if isinstance(expected, torch.Tensor):
+        torch.testing.assert_close(actual, expected, **{**TOLERANCES.get(expected.dtype, {}), **kwargs})
+    else:
+        assert actual == expected
+
+
+def dynamo_graph(fn, *args, dynamic=False) -> torch.fx.GraphModule:
+    """The torch-level graph Dynamo hands Inductor (what the pre-grad hook sees)."""
+    captured = []
+
+    def backend(gm, example_inputs):
+        captured.append(gm)
+        return gm.forward
+
+    torch._dynamo.reset()
+    torch.compile(fn, backend=backend, dynamic=dynamic, fullgraph=True)(*args)
+    assert len(captured) == 1, "expected one graph"
+    return captured[0]
+
+
+def aten_graph(module: torch.nn.Module, *args, dynamic_shapes=None) -> torch.fx.GraphModule:
+    """The aten-level graph torch.export produces (what AOTInductor's hook sees)."""
+    return torch.export.export(module, args, dynamic_shapes=dynamic_shapes).module()
+
+
+def run_pass(gm: torch.fx.GraphModule, **options):
+    complex_pass = ComplexToRealPass(**{"fused_rotary": False, **options})
+    complex_pass(gm.graph)
+    gm.graph.lint()
+    gm.recompile()
+    return complex_pass.last_report
+
+
+_NOISE = re.compile(r"^\s*(# File:|# No stacktrace|# code:)")
+
+
+def normalize_graph(gm: torch.fx.GraphModule) -> str:
+    """``print_readable`` without source-line comments, blank lines and pytree plumbing."""
+    text = gm.print_readable(print_output=False)
+    lines = [line.rstrip() for line in text.splitlines()]
+    return "\n".join(line for line in lines if line.strip() and not _NOISE.match(line))
+
+
+def clone_args(args, requires_grad=False):
+    out = []
+    for a in args:
+        if isinstance(a, torch.Tensor):
+            a = a.detach().clone()
+            if requires_grad and (a.is_floating_point() or a.is_complex()):
+                a.requires_grad_(True)
+        out.append(a)
+    return out
+
+
+def compile_and_compare(fn, *args, dynamic=None, grad=True, options=None, mark_dynamic=None, **tol):
+    """Compile ``fn`` with the pass, compare outputs and input gradients with eager.
+
+    Returns ``(report, fallbacks)``: what the pass did and which complex ops
+    Inductor still refused.
+    """
+    options = {"fused_rotary": False, **(options or {})}
+    eager_args = clone_args(args, requires_grad=grad)
+    compiled_args = clone_args(args, requires_grad=grad)
+    if mark_dynamic:
+        for index, dim in mark_dynamic:
+            torch._dynamo.mark_dynamic(compiled_args[index], dim)
+    expected = fn(*eager_args)
+    torch._dynamo.reset()
+    complex_pass = ComplexToRealPass(**options)
+    compiled = torch.compile(fn, dynamic=dynamic, options={"pre_grad_custom_pass": complex_pass}, fullgraph=True)
+    with count_complex_fallbacks() as fallbacks:
+        actual = compiled(*compiled_args)
+    assert_close(actual, expected, **tol)
+    if grad:
+        outs = [o for o in (expected if isinstance(expected, (list, tuple)) else [expected])]
+        seeds = [torch.randn_like(o) for o in outs]
+        loss_e = sum((torch.view_as_real(o) if o.is_complex() else o).mul(
+            torch.view_as_real(s) if s.is_complex() else s).sum() for o, s in zip(outs, seeds))
+        outs_c = actual if isinstance(actual, (list, tuple)) else [actual]
+        loss_c = sum((torch.view_as_real(o) if o.is_complex() else o).mul(
+            torch.view_as_real(s) if s.is_complex() else s).sum() for o, s in zip(outs_c, seeds))
+        loss_e.backward()
+        loss_c.backward()
+        for a_c, a_e in zip(compiled_args, eager_args):
+            if isinstance(a_e, torch.Tensor) and a_e.requires_grad:
+                assert (a_c.grad is None) == (a_e.grad is None)
+                if a_e.grad is not None:
+                    assert_close(a_c.grad, a_e.grad, **tol)
+    return complex_pass.last_report, fallbacks
+
+
+@contextlib.contextmanager
+def captured_logs(caplog, level="INFO"):
+    import logging
+
+    with caplog.at_level(getattr(logging, level), logger="inductor_complex"):
+        yield caplog
