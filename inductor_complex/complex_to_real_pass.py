@@ -47,6 +47,11 @@ class ComplexToRealPass(CustomGraphPass):
         self.fused_rotary = fused_rotary
         self.last_report: Report | None = None
 
+    def __deepcopy__(self, memo):
+        # Inductor deep-copies configs (AOTInductor's inductor_configs); the pass
+        # holds only immutable options, and sharing it keeps `last_report` visible.
+        return self
+
     def options(self) -> dict:
         return {"fused_rotary": self.fused_rotary}
 

@@ -32,6 +32,16 @@ def fake(value: Any) -> Any:
     return None
 
 
+def emit(like: torch.fx.Proxy, target, *args, **kwargs) -> torch.fx.Proxy:
+    """Record ``target(*args, **kwargs)`` in the graph ``like`` belongs to.
+
+    For calls a proxy cannot record by itself: ``operator.setitem`` (proxies
+    have no ``__setitem__``) and factories whose arguments are all constants
+    (they would otherwise run eagerly and bake a real tensor into the graph).
+    """
+    return like.tracer.create_proxy("call_function", target, args, kwargs)
+
+
 def is_tensor_proxy(value: Any) -> bool:
     return isinstance(value, torch.fx.Proxy) and isinstance(fake(value), torch.Tensor)
 

@@ -8,10 +8,12 @@ tensor, which views the same storage as the complex value, so they land.
 
 from __future__ import annotations
 
+import operator
+
 import torch
 
 from ..values import Pair
-from .common import fake, is_scalar, pair_data, pair_dim
+from .common import emit, fake, is_scalar, pair_data, pair_dim
 from .registry import Unsupported, rule
 
 
@@ -38,7 +40,9 @@ def _value_data(z: Pair, value, device):
     """The written value as pair data broadcastable into ``z``'s pair tensor."""
     if is_scalar(value):
         value = complex(value)
-        return torch.tensor([value.real, value.imag], dtype=z.part_dtype, device=device)
+        # Two factory calls, not a tensor constant: fake tensors can trace these.
+        parts = [emit(z.data, torch.scalar_tensor, p, dtype=z.part_dtype, device=device) for p in (value.real, value.imag)]
+        return torch.stack(parts)
     return pair_data(value, z.dtype)
 
 
@@ -47,7 +51,7 @@ def setitem(z: Pair, index, value, *, out):
     if not isinstance(z, Pair):
         raise Unsupported("writing into a real tensor")
     device = fake(z.data).device
-    z.data[_pair_index(index)] = _value_data(z, value, device)
+    emit(z.data, operator.setitem, z.data, _pair_index(index), _value_data(z, value, device))
     return None
 
 

@@ -1,0 +1,114 @@
+"""Where complex values meet code the pass does not rewrite, and graphs it must not touch."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+import torch
+from torch._dynamo.utils import counters
+from torch._inductor.utils import run_and_get_code
+from torch.testing import FileCheck
+
+import inductor_complex
+from complex_testing import compile_and_compare, dynamo_graph, normalize_graph, run_pass
+from rotary_models import BufferRotary
+
+
+def test_op_without_rule_mid_chain_is_bridged_and_correct(caplog):
+    # cumprod has no rule: the chain is rewritten up to it, bridged around it,
+    # and rewritten again after it.
+    def fn(x, t):
+        z = torch.view_as_complex(x) * t
+        w = torch.cumprod(z, dim=0)
+        return torch.view_as_real(w * t)
+
+    with caplog.at_level(logging.INFO, logger="inductor_complex"):
+        report, fallbacks = compile_and_compare(fn, torch.randn(4, 3, 2), torch.randn(3, dtype=torch.complex64))
+    assert report.count("bridged") == 1 and report.count("rewritten") >= 3
+    bridged = [d for d in report.decisions if d.action == "bridged"]
+    assert bridged[0].op == "torch.cumprod" and "no rule for cumprod" in bridged[0].reason
+    # The log names the op and the user's source line.
+    message = next(r.getMessage() for r in caplog.records if "bridged" in r.getMessage())
+    assert "torch.cumprod" in message and "w = torch.cumprod(z, dim=0)" in message
+    assert "test_boundaries.py" in message
+    # Inductor still runs cumprod (and, in backward, its complex derivative)
+    # eagerly; the multiplications around it became generated code.
+    assert "aten.cumprod.default" in fallbacks.beyond_views
+    assert not any("mul" in op for op in fallbacks.ops), fallbacks.ops
+    assert counters["inductor_complex"]["bridged"] == 1
+
+
+def test_complex_graph_output_is_a_view_of_the_pairs():
+    def fn(x, t):
+        return torch.view_as_complex(x) * t
+
+    report, fallbacks = compile_and_compare(fn, torch.randn(5, 2), torch.randn(5, dtype=torch.complex64), grad=False)
+    assert report.count("exit_view") == 1
+    assert fallbacks.beyond_views == []  # only view_as_complex/view_as_real remain
+
+
+def test_graph_without_complex_values_is_left_exactly_as_it_was():
+    def fn(x):
+        return torch.relu(x) * 2
+
+    gm = dynamo_graph(fn, torch.randn(3))
+    before = normalize_graph(gm)
+    nodes_before = list(gm.graph.nodes)
+    report = run_pass(gm)
+    assert normalize_graph(gm) == before
+    assert list(gm.graph.nodes) == nodes_before
+    assert report.decisions == []
+
+
+def test_graph_the_pass_cannot_understand_is_left_unchanged(caplog):
+    # A graph whose metadata claims complex values but whose nodes are nonsense
+    # to every rule (no fake mode, an unknown callable on complex data).
+    graph = torch.fx.Graph()
+    z = graph.placeholder("z")
+    z.meta["val"] = torch.empty(3, dtype=torch.complex64, device="meta")
+    odd = graph.call_function(lambda v: v, (z,))
+    odd.meta["val"] = z.meta["val"]
+    graph.output((odd,))
+    text_before = str(graph)
+    with caplog.at_level(logging.INFO, logger="inductor_complex"):
+        inductor_complex.ComplexToRealPass()(graph)  # must not raise
+    assert str(graph) == text_before
+
+
+def test_rewrite_that_fails_midway_is_undone(monkeypatch):
+    # Break the graph lint at the end of the walk: everything done must be undone.
+    def fn(x, t):
+        return torch.view_as_real(torch.view_as_complex(x) * t)
+
+    gm = dynamo_graph(fn, torch.randn(3, 2), torch.randn(3, dtype=torch.complex64))
+    before = normalize_graph(gm)
+    nodes_before = list(gm.graph.nodes)
+
+    def broken_lint():
+        raise RuntimeError("simulated failure")
+
+    monkeypatch.setattr(gm.graph, "lint", broken_lint)
+    complex_pass = inductor_complex.ComplexToRealPass()
+    complex_pass(gm.graph)  # must not raise
+    monkeypatch.undo()
+    gm.recompile()
+    assert list(gm.graph.nodes) == nodes_before
+    assert normalize_graph(gm) == before
+    assert counters["inductor_complex"]["pass_failed"] == 1
+
+
+def test_generated_code_has_no_complex_kernel_fallback():
+    model = BufferRotary(head_dim=8, max_seq=16)
+    xq, xk = torch.randn(2, 6, 4, 8), torch.randn(2, 6, 2, 8)
+    compiled = torch.compile(model, options={"pre_grad_custom_pass": inductor_complex.ComplexToRealPass()})
+    with torch.no_grad():
+        _, (code,) = run_and_get_code(compiled, xq, xk)
+    FileCheck().check_not("aten.mul").check_not("view_as_complex").run(code)
+    # The rotation itself is generated code: one C++ kernel loop reads the table.
+    FileCheck().check("cpp_fused").run(code)
+    # Stock torch.compile, for contrast, calls the complex multiply eagerly.
+    torch._dynamo.reset()
+    with torch.no_grad():
+        _, (stock_code,) = run_and_get_code(torch.compile(model), xq, xk)
+    FileCheck().check("aten.mul").run(stock_code)
