@@ -19,6 +19,7 @@ import torch.fx
 from torch.fx.experimental.symbolic_shapes import statically_known_true
 from torch.fx.node import map_aggregate, map_arg
 
+from .graph_meta import graph_fake_mode, meta_key, propagate_fake_values
 from .report import Report
 from .rules import RULES, Unsupported
 from .targets import describe_target, normalize
@@ -29,26 +30,6 @@ Node = torch.fx.Node
 
 def graph_has_complex(graph: torch.fx.Graph) -> bool:
     return any(holds_complex(fake_value(node)) for node in graph.nodes)
-
-
-def _meta_key(graph: torch.fx.Graph) -> str:
-    for node in graph.nodes:
-        if "example_value" in node.meta:
-            return "example_value"  # Dynamo's torch-level graph
-    return "val"  # aten graph (torch.export / AOTInductor)
-
-
-def _fake_mode(graph: torch.fx.Graph):
-    """The fake mode of the graph's own metadata.
-
-    Not the ambient tracing context's: under torch.compile that is AOTAutograd's
-    mode, while the nodes carry Dynamo's fake tensors.
-    """
-    for node in graph.nodes:
-        mode = getattr(fake_value(node), "fake_mode", None)
-        if mode is not None:
-            return mode
-    return None
 
 
 def _same_size(a, b) -> bool:
@@ -68,8 +49,8 @@ class ComplexRewriter:
     def __init__(self, graph: torch.fx.Graph, report: Report | None = None):
         self.graph = graph
         self.report = report or Report()
-        self.meta_key = _meta_key(graph)
-        self.fake_mode = _fake_mode(graph)
+        self.meta_key = meta_key(graph)
+        self.fake_mode = graph_fake_mode(graph)
         self.tracer = torch.fx.proxy.GraphAppendingTracer(graph)
         self.pairs: dict[Node, Any] = {}  # rewritten complex value → pair node(s)
         self.entry_views: dict[Node, Node] = {}  # complex value kept complex → its view_as_real
@@ -194,20 +175,8 @@ class ComplexRewriter:
 
     # --------------------------------------------------------------- metadata
     def _propagate(self, new_nodes: list[Node], origin: Node) -> None:
-        """Give new nodes fake values (by running them on fake inputs) and provenance."""
-        for new in new_nodes:
-            self.created.add(new)
-            for key in ("stack_trace", "nn_module_stack", "source_fn_stack"):
-                if key in origin.meta and key not in new.meta:
-                    new.meta[key] = origin.meta[key]
-            args, kwargs = map_arg((new.args, new.kwargs), fake_value)
-            with self.fake_mode:
-                if new.op == "call_method":
-                    value = getattr(args[0], new.target)(*args[1:], **kwargs)
-                else:
-                    value = new.target(*args, **kwargs)
-            if value is not None:
-                new.meta[self.meta_key] = value
+        self.created.update(new_nodes)
+        propagate_fake_values(new_nodes, origin, self.fake_mode, self.meta_key)
 
     def _check(self, result: Any, expected: Any) -> None:
         """The rewrite must produce exactly the shape and dtype eager does."""
