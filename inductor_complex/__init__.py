@@ -7,5 +7,6 @@
 
 from .complex_to_real_pass import ComplexToRealPass
 from .install import disable, enable, enabled
+from .rotary_api import apply_rotary_emb
 
-__all__ = ["ComplexToRealPass", "enable", "disable", "enabled"]
+__all__ = ["ComplexToRealPass", "enable", "disable", "enabled", "apply_rotary_emb"]
