@@ -39,6 +39,7 @@ def dynamo_graph(fn, *args, dynamic=False) -> torch.fx.GraphModule:
     captured = []
 
     def backend(gm, example_inputs):
+        gm.example_inputs = list(example_inputs)  # in Dynamo's order, lifted closures included
         captured.append(gm)
         return gm.forward
 
