@@ -112,3 +112,21 @@ def test_generated_code_has_no_complex_kernel_fallback():
     with torch.no_grad():
         _, (stock_code,) = run_and_get_code(torch.compile(model), xq, xk)
     FileCheck().check("aten.mul").run(stock_code)
+
+
+def test_writes_into_a_complex_input_reach_the_callers_tensor_when_compiled():
+    def fn(z, t):
+        z[0] = 2 + 3j  # a complex input, written in place
+        z[1:] = z[1:] * t
+        return torch.view_as_real(z).sum()
+
+    z, t = torch.randn(3, 4, dtype=torch.complex64), torch.randn(4, dtype=torch.complex64)
+    z_eager, z_compiled = z.clone(), z.clone()
+    expected = fn(z_eager, t)
+    complex_pass = inductor_complex.ComplexToRealPass()
+    actual = torch.compile(fn, options={"pre_grad_custom_pass": complex_pass}, fullgraph=True)(z_compiled, t)
+    torch.testing.assert_close(actual, expected)
+    torch.testing.assert_close(z_compiled, z_eager)
+    report = complex_pass.last_report
+    assert report.count("bridged") == 0 and report.count("kept") == 0, report.format()
+    assert report.count("entry_view") == 2
