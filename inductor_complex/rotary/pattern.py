@@ -143,6 +143,9 @@ def _match(mul: Node) -> RotarySite:
         raise _Refused("table and input differ in complex dtype (a promotion the kernel does not do)")
     if product.dtype not in _KERNEL_TABLE_DTYPES:
         raise _Refused(f"complex dtype {product.dtype}")
+    if table_value.requires_grad:
+        # The kernel's backward gives the table no gradient; fusing would drop it.
+        raise _Refused("the table requires grad (the kernel gives it none)")
     layout = _layout(product, table_value)
     as_real = _only_user(mul)
     if _name(as_real) != "view_as_real":
