@@ -6,7 +6,8 @@
 """
 
 from .complex_to_real_pass import ComplexToRealPass
+from .explain import explain
 from .install import disable, enable, enabled
 from .rotary_api import apply_rotary_emb
 
-__all__ = ["ComplexToRealPass", "enable", "disable", "enabled", "apply_rotary_emb"]
+__all__ = ["ComplexToRealPass", "enable", "disable", "enabled", "explain", "apply_rotary_emb"]

@@ -130,3 +130,16 @@ def test_writes_into_a_complex_input_reach_the_callers_tensor_when_compiled():
     report = complex_pass.last_report
     assert report.count("bridged") == 0 and report.count("kept") == 0, report.format()
     assert report.count("entry_view") == 2
+
+
+def test_explain_lists_decisions_with_reasons_and_runs_the_function():
+    def fn(x, t):
+        z = torch.view_as_complex(x) * t
+        return torch.view_as_real(torch.cumprod(z, 0) * t)
+
+    x, t = torch.randn(4, 3, 2), torch.randn(3, dtype=torch.complex64)
+    explanation = inductor_complex.explain(fn, x, t)
+    torch.testing.assert_close(explanation.output, fn(x, t))
+    assert explanation.count("bridged") == 1 and explanation.count("rewritten") >= 3
+    text = str(explanation)
+    assert "bridged" in text and "no rule for cumprod" in text and "torch.cumprod(z, 0)" in text

@@ -165,12 +165,20 @@ def _match(mul: Node) -> RotarySite:
 
 
 def find_rotary_sites(graph: torch.fx.Graph) -> tuple[list[RotarySite], list[tuple[Node, str]]]:
-    """Sites of the idiom, and candidates (complex multiplies of view_as_complex) refused with why."""
+    """Sites of the idiom, and candidates refused with why.
+
+    A candidate is ``view_as_real(view_as_complex(...) * table)``: the frame of
+    the idiom. Complex multiplies outside that frame are not rotary code and are
+    not reported.
+    """
     sites, refused = [], []
     for node in graph.nodes:
         if _name(node) != "mul" or not isinstance(fake_value(node), torch.Tensor) or not fake_value(node).is_complex():
             continue
+        # A candidate has the idiom's frame: view_as_complex(...) * table → view_as_real.
         if not any(_name(arg) == "view_as_complex" for arg in node.args[:2]):
+            continue
+        if not any(_name(user) == "view_as_real" for user in node.users):
             continue
         try:
             sites.append(_match(node))
