@@ -43,6 +43,9 @@ from typing import Callable, Optional
 import torch
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO_ROOT))  # run from a checkout without installing
+
+from inductor_complex.llama_rope import apply_rotary_emb_complex as llama_apply_rotary_emb  # noqa: E402
 MODES = ("forward", "backward", "forward+backward")
 
 
@@ -117,16 +120,6 @@ def get_configs(quick: bool = False, cpu_smoke: bool = False) -> list[Config]:
 # --------------------------------------------------------------------------------------
 # providers
 # --------------------------------------------------------------------------------------
-
-
-def llama_apply_rotary_emb(xq, xk, freqs_cis):
-    """The Llama reference (complex multiply), the form the compile providers see."""
-    xq_ = torch.view_as_complex(xq.float().reshape(*xq.shape[:-1], -1, 2))
-    xk_ = torch.view_as_complex(xk.float().reshape(*xk.shape[:-1], -1, 2))
-    freqs_cis = freqs_cis.view(1, xq_.shape[1], 1, xq_.shape[-1])
-    xq_out = torch.view_as_real(xq_ * freqs_cis).flatten(3)
-    xk_out = torch.view_as_real(xk_ * freqs_cis).flatten(3)
-    return xq_out.type_as(xq), xk_out.type_as(xk)
 
 
 @dataclasses.dataclass

@@ -5,29 +5,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-
-def precompute_freqs_cis(dim: int, end: int, theta: float = 10000.0, dtype=torch.float32) -> torch.Tensor:
-    """Meta Llama's table: complex64 ``[end, dim/2]`` from ``torch.polar``."""
-    freqs = 1.0 / (theta ** (torch.arange(0, dim, 2)[: (dim // 2)].to(dtype) / dim))
-    t = torch.arange(end, dtype=dtype)
-    freqs = torch.outer(t, freqs)
-    return torch.polar(torch.ones_like(freqs), freqs)
-
-
-def reshape_for_broadcast(freqs_cis: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
-    ndim = x.ndim
-    shape = [d if i == 1 or i == ndim - 1 else 1 for i, d in enumerate(x.shape)]
-    return freqs_cis.view(*shape)
-
-
-def llama_apply_rotary_emb(xq, xk, freqs_cis):
-    """The Llama reference function, verbatim in behaviour."""
-    xq_ = torch.view_as_complex(xq.float().reshape(*xq.shape[:-1], -1, 2))
-    xk_ = torch.view_as_complex(xk.float().reshape(*xk.shape[:-1], -1, 2))
-    freqs_cis = reshape_for_broadcast(freqs_cis, xq_)
-    xq_out = torch.view_as_real(xq_ * freqs_cis).flatten(3)
-    xk_out = torch.view_as_real(xk_ * freqs_cis).flatten(3)
-    return xq_out.type_as(xq), xk_out.type_as(xk)
+from inductor_complex.llama_rope import apply_rotary_emb_complex as llama_apply_rotary_emb
+from inductor_complex.llama_rope import precompute_freqs_cis, reshape_for_broadcast  # noqa: F401  (re-exported for tests)
 
 
 def deepseek_apply_rotary_emb(x, freqs_cis):

@@ -17,6 +17,7 @@ import torch
 pytest.importorskip("triton")
 
 from inductor_complex.kernels import rotary  # noqa: E402
+from inductor_complex.llama_rope import apply_rotary_emb_complex as llama_apply_rotary_emb  # noqa: E402
 from inductor_complex.rotary_api import apply_rotary_emb  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -49,16 +50,6 @@ def interpreter(monkeypatch):
 # --------------------------------------------------------------------------------------
 # helpers
 # --------------------------------------------------------------------------------------
-
-
-def llama_apply_rotary_emb(xq, xk, freqs_cis):
-    """The Llama reference, verbatim apart from the inlined reshape_for_broadcast."""
-    xq_ = torch.view_as_complex(xq.float().reshape(*xq.shape[:-1], -1, 2))
-    xk_ = torch.view_as_complex(xk.float().reshape(*xk.shape[:-1], -1, 2))
-    freqs_cis = freqs_cis.view(1, xq_.shape[1], 1, xq_.shape[-1])
-    xq_out = torch.view_as_real(xq_ * freqs_cis).flatten(3)
-    xk_out = torch.view_as_real(xk_ * freqs_cis).flatten(3)
-    return xq_out.type_as(xq), xk_out.type_as(xk)
 
 
 def make_table(batch, seq, pairs, dtype=torch.float32):
