@@ -10,6 +10,9 @@ from __future__ import annotations
 import collections
 import dataclasses
 import logging
+import os
+
+import torch
 
 import torch.fx
 from torch._dynamo.utils import counters
@@ -19,16 +22,28 @@ log = logging.getLogger("inductor_complex")
 COUNTER = "inductor_complex"
 
 
+_TORCH_DIR = os.path.dirname(torch.__file__)
+
+
 def source_line(node: torch.fx.Node) -> str:
-    """``file.py:27 in forward: xq_out = ...`` from the node's stack trace."""
+    """``file.py:27 in forward: xq_out = ...``: the innermost user frame of the node's stack trace.
+
+    Frames inside torch itself (``F.pad`` calling ``torch._C._nn.pad``) are skipped
+    so the line is the one the user wrote.
+    """
     trace = node.meta.get("stack_trace") or ""
     lines = [line.strip() for line in trace.strip().splitlines()]
-    for i in range(len(lines) - 1, -1, -1):
-        if lines[i].startswith("File "):
-            where = lines[i][len("File "):].replace('", line ', ":").replace('"', "")
-            code = lines[i + 1] if i + 1 < len(lines) else ""
-            return f"{where}: {code}" if code else where
-    return "<no source line>"
+    frames = []
+    for i, line in enumerate(lines):
+        if line.startswith("File "):
+            where = line[len("File "):].replace('", line ', ":").replace('"', "")
+            code = lines[i + 1] if i + 1 < len(lines) and not lines[i + 1].startswith("File ") else ""
+            frames.append((where, code))
+    users = [frame for frame in frames if not frame[0].startswith(_TORCH_DIR)] or frames
+    if not users:
+        return "<no source line>"
+    where, code = users[-1]
+    return f"{where}: {code}" if code else where
 
 
 @dataclasses.dataclass(frozen=True)

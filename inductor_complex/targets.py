@@ -44,6 +44,7 @@ _OPERATORS = {
     operator.getitem: "getitem",
     operator.setitem: "setitem",
     abs: "abs",
+    torch._C._linalg.linalg_vector_norm: "vector_norm",
 }
 
 # Names that mean the same op (aliases, dunder methods, aten-only spellings).
@@ -80,6 +81,7 @@ _ALIASES = {
     "concatenate": "cat",
     "sym_size": "size",
     "moveaxis": "movedim",
+    "linalg_vector_norm": "vector_norm",
 }
 
 # Namespaces whose functions are called by their own name.
@@ -90,6 +92,7 @@ _NAMESPACE_PREFIXES = (
     (torch.fft, "torch.fft"),
     (torch.linalg, "torch.linalg"),
     (torch.special, "torch.special"),
+    (torch._C._nn, "torch._C._nn"),  # F.pad and friends, as Dynamo records them
 )
 _NAMESPACES = tuple(namespace for namespace, _ in _NAMESPACE_PREFIXES)
 

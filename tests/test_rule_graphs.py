@@ -258,7 +258,7 @@ class GraphModule(torch.nn.Module):
             z = torch.view_as_complex(x)  # [6, 4]
             a = z[positions][..., 1:3][:, None]  # index tensor, Ellipsis, slice, None
             b = z.select(0, 2).narrow(0, 1, 2)
-            c = torch.index_select(z, 1, index) + 0  # add has no rule here: bridged
+            c = torch.index_select(z, 1, index) + 0
             d = torch.gather(z, 0, positions[:, None].expand(-1, 4))
             return torch.view_as_real(a), torch.view_as_real(b), torch.view_as_real(d), c
 
@@ -276,14 +276,18 @@ class GraphModule(torch.nn.Module):
         select_1: "f32[4, 2]" = l_x_.select(0, 2)
         narrow_1: "f32[2, 2]" = select_1.narrow(0, 1, 2);  select_1 = None
         index_select_1: "f32[6, 2, 2]" = torch.index_select(l_x_, 1, l_index_);  l_index_ = None
-        view_as_complex_1: "c64[6, 2]" = torch.view_as_complex(index_select_1);  index_select_1 = None
-        c: "c64[6, 2]" = view_as_complex_1 + 0;  view_as_complex_1 = None
+        getitem_7: "f32[6, 2]" = index_select_1[(Ellipsis, 0)]
+        getitem_8: "f32[6, 2]" = index_select_1[(Ellipsis, 1)];  index_select_1 = None
+        add_1: "f32[6, 2]" = getitem_7 + 0.0;  getitem_7 = None
+        add_2: "f32[6, 2]" = getitem_8 + 0.0;  getitem_8 = None
+        stack: "f32[6, 2, 2]" = torch.stack((add_1, add_2), -1);  add_1 = add_2 = None
         getitem_3: "i64[3, 1]" = l_positions_[(slice(None, None, None), None)];  l_positions_ = None
         expand: "i64[3, 4]" = getitem_3.expand(-1, 4);  getitem_3 = None
         unsqueeze: "i64[3, 4, 1]" = expand.unsqueeze(-1);  expand = None
         expand_1: "i64[3, 4, 2]" = unsqueeze.expand(-1, -1, 2);  unsqueeze = None
         gather_1: "f32[3, 4, 2]" = torch.gather(l_x_, 0, expand_1);  l_x_ = expand_1 = None
-        return (getitem_6, narrow_1, gather_1, c)""")
+        view_as_complex_1: "c64[6, 2]" = torch.view_as_complex(stack);  stack = None
+        return (getitem_6, narrow_1, gather_1, view_as_complex_1)""")
         self.assertExpectedInline(ate, """\
 class GraphModule(torch.nn.Module):
     def forward(self, args_0, args_1, args_2):
@@ -296,14 +300,18 @@ class GraphModule(torch.nn.Module):
         select_1: "f32[4, 2]" = args_0.select(0, 2)
         narrow_1: "f32[2, 2]" = select_1.narrow(0, 1, 2);  select_1 = None
         index_select_1: "f32[6, 2, 2]" = torch.index_select(args_0, 1, args_2);  args_2 = None
-        view_as_complex_1: "c64[6, 2]" = torch.view_as_complex(index_select_1);  index_select_1 = None
-        add: "c64[6, 2]" = torch.ops.aten.add.Tensor(view_as_complex_1, 0);  view_as_complex_1 = None
+        getitem: "f32[6, 2]" = index_select_1[(Ellipsis, 0)]
+        getitem_1: "f32[6, 2]" = index_select_1[(Ellipsis, 1)];  index_select_1 = None
+        add_1: "f32[6, 2]" = getitem + 0.0;  getitem = None
+        add_2: "f32[6, 2]" = getitem_1 + 0.0;  getitem_1 = None
+        stack: "f32[6, 2, 2]" = torch.stack((add_1, add_2), -1);  add_1 = add_2 = None
         unsqueeze_1: "i64[3, 1]" = torch.ops.aten.unsqueeze.default(args_1, 1);  args_1 = None
         expand: "i64[3, 4]" = torch.ops.aten.expand.default(unsqueeze_1, [-1, 4]);  unsqueeze_1 = None
         unsqueeze_3: "i64[3, 4, 1]" = expand.unsqueeze(-1);  expand = None
         expand_1: "i64[3, 4, 2]" = unsqueeze_3.expand(-1, -1, 2);  unsqueeze_3 = None
         gather_1: "f32[3, 4, 2]" = torch.gather(args_0, 0, expand_1);  args_0 = expand_1 = None
-        return pytree.tree_unflatten((unsqueeze_2, narrow_1, gather_1, add), self._out_spec)""")
+        view_as_complex_1: "c64[6, 2]" = torch.view_as_complex(stack);  stack = None
+        return pytree.tree_unflatten((unsqueeze_2, narrow_1, gather_1, view_as_complex_1), self._out_spec)""")
 
     def test_split_chunk_unbind_cat_stack_pad(self):
         def fn(x):
@@ -328,17 +336,13 @@ class GraphModule(torch.nn.Module):
         getitem_11: "f32[2, 6, 2]" = chunk_1[1];  chunk_1 = None
         unbind_1 = torch.unbind(l_x_, 0);  l_x_ = None
         getitem_12: "f32[6, 2]" = unbind_1[0];  unbind_1 = None
-        view_as_complex_1: "c64[4, 2]" = torch.view_as_complex(getitem_8);  getitem_8 = None
-        p: "c64[5, 3]" = torch._C._nn.pad(view_as_complex_1, (0, 1, 1, 0), 'constant', None);  view_as_complex_1 = None
+        pad_1: "f32[5, 3, 2]" = torch.nn.functional.pad(getitem_8, [0, 0, 0, 1, 1, 0], mode = 'constant', value = None);  getitem_8 = None
         stack_1: "f32[2, 2, 6, 2]" = torch.stack([getitem_10, getitem_11], 0);  getitem_10 = getitem_11 = None
         flatten_1: "f32[4, 6, 2]" = stack_1.flatten(0, 1);  stack_1 = None
-        view_as_complex_2: "c64[4, 4]" = torch.view_as_complex(getitem_9);  getitem_9 = None
-        sum_1: "c64[4, 1]" = view_as_complex_2.sum(1, keepdim = True);  view_as_complex_2 = None
-        view_as_real_3: "f32[4, 1, 2]" = torch.view_as_real(sum_1);  sum_1 = None
-        expand_1: "f32[4, 6, 2]" = view_as_real_3.expand(4, 6, 2);  view_as_real_3 = None
+        sum_2: "f32[4, 1, 2]" = getitem_9.sum([1], keepdim = True);  getitem_9 = None
+        expand_1: "f32[4, 6, 2]" = sum_2.expand(4, 6, 2);  sum_2 = None
         cat_1: "f32[4, 12, 2]" = torch.cat([flatten_1, expand_1], -2);  flatten_1 = expand_1 = None
-        view_as_real_4: "f32[5, 3, 2]" = torch.view_as_real(p);  p = None
-        return (cat_1, getitem_12, view_as_real_4)""")
+        return (cat_1, getitem_12, pad_1)""")
         self.assertExpectedInline(ate, """\
 class GraphModule(torch.nn.Module):
     def forward(self, args_0):
@@ -356,10 +360,8 @@ class GraphModule(torch.nn.Module):
         pad_1: "f32[5, 3, 2]" = torch.nn.functional.pad(getitem_8, [0, 0, 0, 1, 1, 0], mode = 'constant', value = None);  getitem_8 = None
         stack_1: "f32[2, 2, 6, 2]" = torch.stack([getitem_10, getitem_11], 0);  getitem_10 = getitem_11 = None
         flatten_1: "f32[4, 6, 2]" = stack_1.flatten(0, 1);  stack_1 = None
-        view_as_complex_1: "c64[4, 4]" = torch.view_as_complex(getitem_9);  getitem_9 = None
-        sum_1: "c64[4, 1]" = torch.ops.aten.sum.dim_IntList(view_as_complex_1, [1], True);  view_as_complex_1 = None
-        view_as_real_3: "f32[4, 1, 2]" = torch.view_as_real(sum_1);  sum_1 = None
-        expand_1: "f32[4, 6, 2]" = view_as_real_3.expand(4, 6, 2);  view_as_real_3 = None
+        sum_2: "f32[4, 1, 2]" = getitem_9.sum([1], keepdim = True);  getitem_9 = None
+        expand_1: "f32[4, 6, 2]" = sum_2.expand(4, 6, 2);  sum_2 = None
         cat_1: "f32[4, 12, 2]" = torch.cat([flatten_1, expand_1], -2);  flatten_1 = expand_1 = None
         return pytree.tree_unflatten((cat_1, getitem_12, pad_1), self._out_spec)""")
 
@@ -486,3 +488,21 @@ class GraphModule(torch.nn.Module):
         l_x_[(Ellipsis, -1, slice(None, None, None))] = getitem_5;  setitem_5 = l_x_;  getitem_5 = setitem_5 = None
         mul_1: "f32[4, 3, 2]" = l_x_ * 1.0;  l_x_ = None
         return (mul_1,)""")
+
+
+def test_transposes_adjoints_zero_dim_flatten_valued_pad_and_contiguous_casts():
+    def fn(x, s):
+        z = torch.view_as_complex(x)  # [3, 4]
+        w = torch.view_as_complex(s)  # 0-d
+        padded = torch.nn.functional.pad(z, (1, 2), value=2.5)
+        return (
+            torch.view_as_real(z.T), torch.view_as_real(z.mT), torch.view_as_real(z.H.resolve_conj()),
+            torch.view_as_real(z.mH.resolve_conj()), torch.view_as_real(w.flatten()), torch.view_as_real(padded),
+            z.cdouble(memory_format=torch.contiguous_format).real,
+        )
+
+    x, s = torch.randn(3, 4, 2), torch.randn(2)
+    gm = dynamo_graph(fn, x, s)
+    report = run_pass(gm)
+    assert_close(gm(x, s), fn(x, s))
+    assert report.count("kept") + report.count("bridged") == 0, report.format()

@@ -10,6 +10,7 @@ import torch
 
 from ..values import Pair
 from .common import pair_data, pair_dim, require_complex_out, shape_args
+from .construct import conj
 from .registry import Unsupported, rule
 
 
@@ -72,6 +73,30 @@ def t(z: Pair, *, out):
     return z.with_data(z.data.transpose(0, 1))
 
 
+@rule("T")
+def reversed_dims(z: Pair, *, out):
+    return z.with_data(z.data.permute(*range(z.ndim - 1, -1, -1), z.ndim))
+
+
+@rule("mT")
+def matrix_transpose(z: Pair, *, out):
+    if z.ndim < 2:
+        raise Unsupported("mT of a tensor with fewer than 2 dims")
+    return z.with_data(z.data.transpose(-3, -2))
+
+
+@rule("H")
+def adjoint(z: Pair, *, out):
+    if z.ndim > 2:
+        raise Unsupported("H of a tensor with more than 2 dims")
+    return conj(reversed_dims(z, out=out), out=out)
+
+
+@rule("mH", "adjoint")
+def matrix_adjoint(z: Pair, *, out):
+    return conj(matrix_transpose(z, out=out), out=out)
+
+
 @rule("movedim")
 def movedim(z: Pair, source, destination, *, out):
     def dims(d):
@@ -83,7 +108,7 @@ def movedim(z: Pair, source, destination, *, out):
 @rule("flatten")
 def flatten(z: Pair, start_dim=0, end_dim=-1, *, out):
     if z.ndim == 0:
-        raise Unsupported("flatten of a 0-d complex tensor")
+        return Pair(z.data.reshape(1, 2), z.dtype, 1)  # a 0-d tensor flattens to [1]
     start, end = pair_dim(start_dim, z.ndim), pair_dim(end_dim, z.ndim)
     return Pair(z.data.flatten(start, end), z.dtype, out.ndim)
 
@@ -185,9 +210,14 @@ def pad(z: Pair, pad, mode="constant", value=None, *, out):
         mode, value = "constant", mode
     if mode != "constant":
         raise Unsupported(f"pad mode {mode!r} would pad the pair dim's neighbours differently")
-    if value not in (None, 0, 0.0):
-        raise Unsupported("padding with a non-zero value")
-    return Pair(torch.nn.functional.pad(z.data, [0, 0, *pad]), z.dtype, z.ndim)
+    if value in (None, 0, 0.0):
+        return Pair(torch.nn.functional.pad(z.data, [0, 0, *pad]), z.dtype, z.ndim)
+    if not isinstance(value, (int, float, complex)) or isinstance(value, bool):
+        raise Unsupported(f"padding with {value!r}")
+    value = complex(value)
+    re = torch.nn.functional.pad(z.re, list(pad), value=value.real)
+    im = torch.nn.functional.pad(z.im, list(pad), value=value.imag)
+    return Pair(torch.stack((re, im), -1), z.dtype, z.ndim)
 
 
 @rule("size")

@@ -1,0 +1,118 @@
+"""Complex tensors made from nothing or from another tensor's shape.
+
+A complex ``zeros``/``ones``/``full`` becomes the real pair tensor with the
+value's parts in it. Factories whose arguments are all constants are left to
+eager: a rule has no proxy to trace them with (the pass would otherwise run
+them at rewrite time and bake a constant into the graph); they are cheap and
+their result enters the rewrite through an entry view.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from ..values import Pair, real_dtype
+from .common import emit, fake, is_scalar, is_tensor_proxy
+from .registry import Unsupported, rule
+
+_SUPPORTED = (torch.complex64, torch.complex128)
+_IGNORED = ("layout", "pin_memory", "requires_grad", "device", "dtype", "names")
+
+
+def _complex_out(out) -> torch.dtype:
+    if not (isinstance(out, torch.Tensor) and out.is_complex() and out.dtype in _SUPPORTED):
+        raise Unsupported("expected a complex64/complex128 result")
+    return real_dtype(out.dtype)
+
+
+def _check_kwargs(kwargs) -> None:
+    if kwargs.get("layout") not in (None, torch.strided):
+        raise Unsupported(f"layout={kwargs['layout']}")
+    if kwargs.get("memory_format") not in (None, torch.preserve_format, torch.contiguous_format):
+        raise Unsupported(f"memory_format={kwargs['memory_format']}")
+    if kwargs.get("requires_grad"):
+        raise Unsupported("requires_grad=True on a factory")
+    extra = set(kwargs) - set(_IGNORED) - {"memory_format"}
+    if extra:
+        raise Unsupported(f"arguments {sorted(extra)}")
+
+
+def _like_parts(x, out, value: complex, kwargs):
+    """Pair of ``out``'s shape filled with ``value``, shaped like tensor ``x``."""
+    part = _complex_out(out)
+    _check_kwargs(kwargs)
+    base = x.re if isinstance(x, Pair) else x
+    if not is_tensor_proxy(base) and not isinstance(x, Pair):
+        raise Unsupported("a *_like of something that is not a tensor")
+    re = torch.full_like(base, value.real, dtype=part, device=out.device)
+    im = torch.full_like(base, value.imag, dtype=part, device=out.device)
+    return Pair(torch.stack((re, im), -1), out.dtype, out.ndim)
+
+
+def _real_like(x, out, value, kwargs):
+    """A real-dtype ``*_like`` of a complex tensor: only its shape matters."""
+    if not (isinstance(x, Pair) and isinstance(out, torch.Tensor)) or isinstance(value, complex):
+        raise Unsupported("a real *_like with a complex value")
+    _check_kwargs(kwargs)
+    return torch.full_like(x.re, value, dtype=out.dtype, device=out.device)
+
+
+@rule("zeros_like")
+def zeros_like(x, *, out, **kwargs):
+    if isinstance(x, Pair) and out.is_complex() and out.dtype == x.dtype:
+        _check_kwargs(kwargs)
+        return x.with_data(torch.zeros_like(x.data))
+    if not out.is_complex():
+        return _real_like(x, out, 0, kwargs)
+    return _like_parts(x, out, 0j, kwargs)
+
+
+@rule("ones_like")
+def ones_like(x, *, out, **kwargs):
+    if not out.is_complex():
+        return _real_like(x, out, 1, kwargs)
+    return _like_parts(x, out, 1 + 0j, kwargs)
+
+
+@rule("full_like")
+def full_like(x, fill_value, *, out, **kwargs):
+    if not is_scalar(fill_value):
+        raise Unsupported("full_like with a tensor fill value")
+    if not out.is_complex():
+        return _real_like(x, out, fill_value, kwargs)
+    return _like_parts(x, out, complex(fill_value), kwargs)
+
+
+def _sizes(size) -> list:
+    if len(size) == 1 and isinstance(size[0], (list, tuple, torch.Size)):
+        size = tuple(size[0])
+    return list(size)
+
+
+def _factory(size, out, value: complex, kwargs):
+    part = _complex_out(out)
+    _check_kwargs(kwargs)
+    sizes = _sizes(size)
+    proxies = [s for s in sizes if isinstance(s, torch.fx.Proxy)]
+    if not proxies:
+        raise Unsupported("all-constant factory: nothing to trace it with")
+    re = emit(proxies[0], torch.full, [*sizes], value.real, dtype=part, device=out.device)
+    im = emit(proxies[0], torch.full, [*sizes], value.imag, dtype=part, device=out.device)
+    return Pair(torch.stack((re, im), -1), out.dtype, out.ndim)
+
+
+@rule("zeros")
+def zeros(*size, out, **kwargs):
+    return _factory(size, out, 0j, kwargs)
+
+
+@rule("ones")
+def ones(*size, out, **kwargs):
+    return _factory(size, out, 1 + 0j, kwargs)
+
+
+@rule("full")
+def full(size, fill_value, *, out, **kwargs):
+    if not is_scalar(fill_value):
+        raise Unsupported("full with a tensor fill value")
+    return _factory((size,), out, complex(fill_value), kwargs)

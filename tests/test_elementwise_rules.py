@@ -1,0 +1,654 @@
+"""Elementwise, reduction, creation and linalg rules against eager.
+
+Each case runs the pass on Dynamo's graph and on torch.export's aten graph,
+executes the rewritten graph on random values and on a grid of edge values
+(0, -0, ±1, ±inf, nan, huge, tiny, subnormal, the negative real axis) and
+compares it with eager, NaNs included. A chain of ops is compiled with
+Inductor forward and backward; hypothesis draws random chains.
+Refresh dumps with ``EXPECTTEST_ACCEPT=1 pytest tests/test_elementwise_rules.py``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+
+import expecttest
+import pytest
+import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from torch import nn
+
+from complex_testing import aten_graph, compile_and_compare, dynamo_graph, normalize_graph, run_pass
+
+inf, nan = math.inf, math.nan
+EDGE = [0.0, -0.0, 1.0, -1.0, 2.5, -3.0, inf, -inf, nan, 1e30, -1e30, 1e-30, 1e-40, 100.0, -100.0, 3e38, 89.0, 0.5]
+DTYPES = [torch.complex64, torch.complex128]
+# Eager's vectorized kernels fuse multiply-adds (FMA) that the rewrite rounds
+# separately: results then differ in the last bits, tiny absolute amounts.
+TOL = {torch.complex64: dict(rtol=2e-5, atol=1e-6), torch.complex128: dict(rtol=1e-12, atol=1e-12)}
+
+
+class _Wrap(nn.Module):
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, *args):
+        return self.fn(*args)
+
+
+def edge_grid(dtype):
+    """Every pair of edge values as one complex vector (324 elements)."""
+    return torch.tensor([complex(a, b) for a in EDGE for b in EDGE], dtype=dtype)
+
+
+def _as_real(t):
+    return torch.view_as_real(t) if t.is_complex() else t
+
+
+def _compare(actual, expected, dtype):
+    if isinstance(expected, torch.Tensor) and expected.dtype == torch.bool:
+        assert torch.equal(actual, expected)
+        return
+    tol = TOL[dtype if dtype in TOL else torch.complex64]
+    if expected.dtype in (torch.float64, torch.complex128):
+        tol = TOL[torch.complex128]
+    torch.testing.assert_close(_as_real(actual), _as_real(expected), equal_nan=True, **tol)
+
+
+def _run_dynamo(fn, args):
+    gm = dynamo_graph(fn, *args)
+    report = run_pass(gm)
+    # Dynamo orders graph inputs by first use: map them back to fn's parameters.
+    names = list(inspect.signature(fn).parameters)
+    order = [names.index(n.target[2:-1]) for n in gm.graph.nodes if n.op == "placeholder"]
+    (actual,) = gm(*[args[i] for i in order])
+    return actual, report, gm
+
+
+def rewrite_and_compare(fn, *args, dtype=torch.complex64):
+    """Both graph forms: numerics equal eager; returns (dynamo report, aten report, dynamo gm)."""
+    expected = fn(*args)
+    actual, dyn_report, gm = _run_dynamo(fn, args)
+    _compare(actual, expected, dtype)
+    export_gm = aten_graph(_Wrap(fn), *args)
+    aten_report = run_pass(export_gm)
+    _compare(export_gm(*args), expected, dtype)
+    for report in (dyn_report, aten_report):
+        assert report.count("bridged") + report.count("kept") == 0, report.format()
+        assert report.count("rewritten") > 0
+    return dyn_report, aten_report, gm
+
+
+def _inputs(dtype, edge):
+    """(z, w, r, mask): two complex vectors, a real one and a mask, 336 long.
+
+    336 = 21 * 16: eager runs its vectorized loop on every element (a tail of
+    fewer than 16 goes through its scalar loop, which rounds some edge cases
+    differently, see ``neg``); the rules follow the vectorized path.
+    """
+    if edge:
+        z = edge_grid(dtype)
+        z = torch.cat([z, z[:12]])
+        w = z.flip(0).roll(7)
+        w[::3] = z[::3]  # equal operands: z - z, z / z on the edge values too
+        r = torch.tensor(EDGE * 19, dtype=z.real.dtype)[:336].roll(3)
+    else:
+        z = torch.randn(336, dtype=dtype)
+        w = torch.randn(336, dtype=dtype)
+        r = torch.randn(336, dtype=z.real.dtype)
+    return z, w, r, torch.rand(336) > 0.5
+
+
+UNARY = {
+    "neg": lambda z: -z,
+    "positive": lambda z: +z,
+    "reciprocal": lambda z: torch.reciprocal(z),
+    "square": lambda z: torch.square(z),
+    "pow2": lambda z: z**2,
+    "abs": lambda z: torch.abs(z),
+    "angle": lambda z: torch.angle(z),
+    "sgn": lambda z: torch.sgn(z),
+    "exp": lambda z: torch.exp(z),
+    "log": lambda z: torch.log(z),
+    "sqrt": lambda z: torch.sqrt(z),
+    "isnan": lambda z: torch.isnan(z),
+    "isinf": lambda z: torch.isinf(z),
+    "isfinite": lambda z: torch.isfinite(z),
+    "number_plus": lambda z: z + 2.5,
+    "number_radd": lambda z: (1.5 - 2j) + z,
+    "number_rsub": lambda z: 2 - z,
+    "number_div": lambda z: z / 3.0,
+    "complex_number_div": lambda z: z / (3.0 - 1e-3j),
+    "number_over": lambda z: 2.0 / z,
+    "eq_number": lambda z: z == 1.0,
+}
+BINARY = {
+    "add": lambda z, w: z + w,
+    "add_alpha": lambda z, w: torch.add(z, w, alpha=2.5),
+    "sub": lambda z, w: z - w,
+    "sub_alpha": lambda z, w: torch.sub(z, w, alpha=-0.5),
+    "div": lambda z, w: z / w,
+    "eq": lambda z, w: z == w,
+    "ne": lambda z, w: torch.ne(z, w),
+}
+WITH_REAL = {
+    "add_real": lambda z, r: z + r,
+    "real_add": lambda r, z: r + z,
+    "real_sub": lambda r, z: r - z,
+    "div_real": lambda z, r: z / r,
+    "real_div": lambda r, z: r / z,
+    "eq_real": lambda z, r: z == r,
+    "where_real": lambda m, z, r: torch.where(m, z, r),
+}
+SELECT = {
+    "where": lambda m, z, w: torch.where(m, z, w),
+    "where_number": lambda m, z: torch.where(m, z, 2j),
+    "masked_fill": lambda z, m: z.masked_fill(m, 1 - 2j),
+    "masked_fill_real": lambda z, m: z.masked_fill(m, 3.0),
+}
+
+
+def _call(fn, z, w, r, m):
+    pool = {"z": z, "w": w, "r": r, "m": m}
+    return [pool[name] for name in inspect.signature(fn).parameters]
+
+
+@pytest.mark.parametrize("edge", [False, True], ids=["random", "edge"])
+@pytest.mark.parametrize("dtype", DTYPES, ids=["c64", "c128"])
+@pytest.mark.parametrize("name", [*UNARY, *BINARY, *WITH_REAL, *SELECT])
+def test_elementwise_matches_eager(name, dtype, edge):
+    fn = {**UNARY, **BINARY, **WITH_REAL, **SELECT}[name]
+    args = _call(fn, *_inputs(dtype, edge))
+    rewrite_and_compare(fn, *args, dtype=dtype)
+    if edge and name not in ("div", "real_div"):
+        # Signed zeros too (they pick the side of a later branch cut). Division
+        # is exempt: eager's FMA can leave a subnormal where the rewrite has ±0.
+        expected, actual = _as_real(fn(*args)), _as_real(_run_dynamo(fn, args)[0])
+        zeros = (expected == 0) & (actual == 0)
+        assert torch.equal(torch.signbit(actual[zeros]), torch.signbit(expected[zeros]))
+
+
+def test_real_plus_complex_number():
+    # A real tensor plus a complex number: the imaginary part is the number, exactly.
+    r = torch.tensor(EDGE)
+    rewrite_and_compare(lambda r: torch.view_as_real(r + 2j), r)
+
+
+def test_signed_zeros_follow_eager():
+    # -0.0 + 0.0 is +0.0: sqrt on the negative real axis then takes eager's side.
+    z = torch.tensor([complex(-4.0, -0.0)] * 3)
+
+    def fn(z, r):
+        return torch.sqrt(z + r), torch.log(z - r)
+
+    expected = fn(z, torch.zeros(3))
+    assert expected[0][0].imag > 0 and expected[1][0].imag > 0  # the +0 side
+    gm = dynamo_graph(fn, z, torch.zeros(3))
+    run_pass(gm)
+    for a, e in zip(gm(z, torch.zeros(3)), expected):
+        assert torch.equal(torch.signbit(_as_real(a)), torch.signbit(_as_real(e)))
+        _compare(a, e, torch.complex64)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=["c64", "c128"])
+@pytest.mark.parametrize("edge", [False, True], ids=["random", "edge"])
+def test_reductions_match_eager(dtype, edge):
+    z = (edge_grid(dtype) if edge else torch.randn(324, dtype=dtype)).reshape(18, 18)
+    cases = [
+        lambda z: z.sum(),
+        lambda z: z.sum(0),
+        lambda z: torch.sum(z, -1, keepdim=True),
+        lambda z: z.mean(),
+        lambda z: z.mean(-1),
+        lambda z: z.cumsum(1),
+        lambda z: torch.linalg.vector_norm(z, dim=1),
+        lambda z: torch.linalg.vector_norm(z, 1, dim=0),
+        lambda z: torch.linalg.vector_norm(z, float("inf")),
+        lambda z: z.norm(dim=-1),
+    ]
+    for fn in cases:
+        rewrite_and_compare(fn, z, dtype=dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=["c64", "c128"])
+def test_creation_matches_eager(dtype):
+    z, r = edge_grid(dtype), torch.tensor(EDGE * 18, dtype=edge_grid(dtype).real.dtype)
+    rewrite_and_compare(lambda z: torch.zeros_like(z) + z, z, dtype=dtype)
+    rewrite_and_compare(lambda z: torch.ones_like(z) * z, z, dtype=dtype)
+    rewrite_and_compare(lambda z: torch.full_like(z, 2 - 1j) * z, z, dtype=dtype)
+    rewrite_and_compare(lambda r: torch.full_like(r, 2 - 1j, dtype=dtype) + r, r, dtype=dtype)
+    rewrite_and_compare(lambda z: torch.zeros_like(z, dtype=z.real.dtype) + z.real, z, dtype=dtype)
+    rewrite_and_compare(lambda z: torch.full_like(z, 3.0, dtype=torch.float64) + z.abs(), z, dtype=dtype)
+
+
+def test_constant_factories_are_kept_not_wrong():
+    # All-constant factories have nothing to trace with: kept, and still correct.
+    def fn(z):
+        return z + torch.zeros(4, dtype=torch.complex64)
+
+    z = torch.randn(4, dtype=torch.complex64)
+    gm = dynamo_graph(fn, z)
+    report = run_pass(gm)
+    assert report.count("kept") == 1
+    torch.testing.assert_close(gm(z)[0], fn(z))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=["c64", "c128"])
+def test_linalg_matches_eager(dtype):
+    a, b = torch.randn(3, 4, 5, dtype=dtype), torch.randn(3, 5, 6, dtype=dtype)
+    rb = torch.randn(3, 5, 6, dtype=a.real.dtype)
+    weight, bias = torch.randn(7, 5, dtype=dtype), torch.randn(7, dtype=dtype)
+    rewrite_and_compare(lambda a, b: a @ b, a, b, dtype=dtype)
+    rewrite_and_compare(lambda a, rb: a @ rb.to(a.dtype), a, rb, dtype=dtype)
+    rewrite_and_compare(lambda a, b: torch.bmm(a, b), a, b, dtype=dtype)
+    rewrite_and_compare(lambda a, b: torch.mm(a[0], b[0]), a, b, dtype=dtype)
+    rewrite_and_compare(lambda a, b: a[0] @ b[0, :, 0], a, b, dtype=dtype)
+    rewrite_and_compare(lambda a, b: torch.einsum("bij,bjk->bik", a, b), a, b, dtype=dtype)
+    rewrite_and_compare(lambda a, weight, bias: nn.functional.linear(a, weight, bias), a, weight, bias, dtype=dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=["c64", "c128"])
+def test_in_place_ops_match_eager(dtype):
+    def fn(z, w):
+        z = z.clone()
+        z += w
+        z *= 2
+        z -= w
+        z /= w + 1
+        z.neg_()
+        return z
+
+    z, w, _, _ = _inputs(dtype, edge=True)
+    rewrite_and_compare(fn, z, w, dtype=dtype)
+
+
+def test_in_place_write_lands_in_the_caller_tensor():
+    def fn(x, w):
+        z = torch.view_as_complex(x)
+        z.mul_(w)
+        z.add_(1j)
+        return x * 1.0
+
+    x, w = torch.randn(5, 2), torch.randn(5, dtype=torch.complex64)
+    expected_x = x.clone()
+    expected = fn(expected_x, w)
+    gm = dynamo_graph(fn, x.clone(), w)
+    report = run_pass(gm)
+    actual_x = x.clone()
+    torch.testing.assert_close(gm(actual_x, w)[0], expected)
+    torch.testing.assert_close(actual_x, expected_x)
+    assert report.count("bridged") + report.count("kept") == 0, report.format()
+
+
+def test_refusals_are_kept():
+    z = torch.randn(4, dtype=torch.complex64)
+    for fn in (lambda z: z**3, lambda z: torch.pow(z, 0.5), lambda z: torch.div(z, 2.0, rounding_mode=None) ** 2.5):
+        expected = fn(z)
+        gm = dynamo_graph(fn, z)
+        report = run_pass(gm)
+        assert report.count("kept") + report.count("bridged") >= 1
+        torch.testing.assert_close(gm(z)[0], expected)
+
+
+def test_abs_angle_sgn_gradients_at_zero_match_eager():
+    def fn(x):
+        z = torch.view_as_complex(x)
+        return z.abs() + torch.angle(z) + torch.view_as_real(torch.sgn(z)).sum(-1)
+
+    x = torch.tensor([[0.0, 0.0], [3.0, -4.0], [-0.0, 0.0], [0.5, 0.0]])
+    report, fallbacks = compile_and_compare(fn, x)
+    assert report.count("bridged") == 0
+
+
+def test_compiled_chain_forward_backward():
+    def fn(x, w, r):
+        z = torch.view_as_complex(x)
+        y = (z * w + 1.5j) / (w - 2) - r
+        y = torch.exp(y * 0.1)
+        y = torch.log(y + 3) * torch.sqrt(y)
+        y = y.reciprocal() + torch.square(y) - torch.sgn(y)
+        s = y.mean(-1, keepdim=True) + y.cumsum(-1) @ w.unsqueeze(-1)
+        return torch.view_as_real(s), y.abs().sum() + torch.angle(y).mean(), torch.linalg.vector_norm(y, dim=-1)
+
+    x, w, r = torch.randn(4, 6, 2), torch.randn(6, dtype=torch.complex64), torch.randn(4, 6)
+    report, fallbacks = compile_and_compare(fn, x, w, r)
+    assert report.count("bridged") == 0, report.format()
+    assert fallbacks.beyond_views == []
+
+
+class TestDumps(expecttest.TestCase):
+    def test_add_dump(self):
+        z, r = torch.randn(3, dtype=torch.complex64), torch.randn(3)
+        report, _, gm = rewrite_and_compare(lambda z, r: z + r, z, r)
+        self.assertExpectedInline(normalize_graph(gm), """\
+class GraphModule(torch.nn.Module):
+    def forward(self, L_z_: "c64[3]", L_r_: "f32[3]"):
+        l_z_ = L_z_
+        l_r_ = L_r_
+        view_as_real: "f32[3, 2]" = torch.view_as_real(l_z_);  l_z_ = None
+        getitem: "f32[3]" = view_as_real[(Ellipsis, 0)]
+        getitem_1: "f32[3]" = view_as_real[(Ellipsis, 1)];  view_as_real = None
+        mul: "f32[3]" = 0.0 * l_r_
+        add_1: "f32[3]" = 0.0 + mul;  mul = None
+        add_2: "f32[3]" = getitem + l_r_;  getitem = l_r_ = None
+        add_3: "f32[3]" = getitem_1 + add_1;  getitem_1 = add_1 = None
+        stack: "f32[3, 2]" = torch.stack((add_2, add_3), -1);  add_2 = add_3 = None
+        view_as_complex: "c64[3]" = torch.view_as_complex(stack);  stack = None
+        return (view_as_complex,)""")
+
+    def test_div_dump(self):
+        z, w = torch.randn(3, dtype=torch.complex64), torch.randn(3, dtype=torch.complex64)
+        _, _, gm = rewrite_and_compare(lambda z, w: z / w, z, w)
+        self.assertExpectedInline(normalize_graph(gm), """\
+class GraphModule(torch.nn.Module):
+    def forward(self, L_z_: "c64[3]", L_w_: "c64[3]"):
+        l_z_ = L_z_
+        l_w_ = L_w_
+        view_as_real: "f32[3, 2]" = torch.view_as_real(l_z_);  l_z_ = None
+        view_as_real_1: "f32[3, 2]" = torch.view_as_real(l_w_);  l_w_ = None
+        getitem: "f32[3]" = view_as_real[(Ellipsis, 0)]
+        getitem_1: "f32[3]" = view_as_real[(Ellipsis, 1)];  view_as_real = None
+        getitem_2: "f32[3]" = view_as_real_1[(Ellipsis, 0)]
+        getitem_3: "f32[3]" = view_as_real_1[(Ellipsis, 1)];  view_as_real_1 = None
+        abs_1: "f32[3]" = getitem_2.abs()
+        abs_2: "f32[3]" = getitem_3.abs()
+        ge: "b8[3]" = abs_1 >= abs_2
+        eq: "b8[3]" = abs_1 == 0
+        eq_1: "b8[3]" = abs_2 == 0
+        and_: "b8[3]" = eq & eq_1;  eq = eq_1 = None
+        where: "f32[3]" = torch.where(ge, getitem_2, getitem_3)
+        where_1: "f32[3]" = torch.where(ge, getitem_3, getitem_2);  getitem_3 = getitem_2 = None
+        truediv_1: "f32[3]" = where_1 / where
+        mul: "f32[3]" = where_1 * truediv_1;  where_1 = None
+        add: "f32[3]" = where + mul;  where = mul = None
+        truediv_2: "f32[3]" = 1.0 / add;  add = None
+        mul_1: "f32[3]" = getitem * truediv_1
+        mul_2: "f32[3]" = getitem_1 * truediv_1;  truediv_1 = None
+        add_1: "f32[3]" = getitem + mul_2
+        add_2: "f32[3]" = mul_1 + getitem_1
+        where_2: "f32[3]" = torch.where(ge, add_1, add_2);  add_1 = add_2 = None
+        mul_3: "f32[3]" = where_2 * truediv_2;  where_2 = None
+        sub: "f32[3]" = getitem_1 - mul_1;  mul_1 = None
+        sub_1: "f32[3]" = mul_2 - getitem;  mul_2 = None
+        where_3: "f32[3]" = torch.where(ge, sub, sub_1);  ge = sub = sub_1 = None
+        mul_4: "f32[3]" = where_3 * truediv_2;  where_3 = truediv_2 = None
+        where_4: "f32[3]" = torch.where(and_, abs_1, 1.0)
+        truediv_3: "f32[3]" = getitem / where_4;  getitem = where_4 = None
+        ones_like: "f32[3]" = torch.ones_like(abs_1);  abs_1 = None
+        where_5: "f32[3]" = torch.where(and_, abs_2, ones_like);  abs_2 = ones_like = None
+        truediv_4: "f32[3]" = getitem_1 / where_5;  getitem_1 = where_5 = None
+        where_6: "f32[3]" = torch.where(and_, truediv_3, mul_3);  truediv_3 = mul_3 = None
+        where_7: "f32[3]" = torch.where(and_, truediv_4, mul_4);  and_ = truediv_4 = mul_4 = None
+        stack: "f32[3, 2]" = torch.stack((where_6, where_7), -1);  where_6 = where_7 = None
+        view_as_complex: "c64[3]" = torch.view_as_complex(stack);  stack = None
+        return (view_as_complex,)""")
+
+    def test_abs_dump(self):
+        _, _, gm = rewrite_and_compare(lambda z: torch.abs(z), torch.randn(3, dtype=torch.complex64))
+        self.assertExpectedInline(normalize_graph(gm), """\
+class GraphModule(torch.nn.Module):
+    def forward(self, L_z_: "c64[3]"):
+        l_z_ = L_z_
+        view_as_real: "f32[3, 2]" = torch.view_as_real(l_z_);  l_z_ = None
+        getitem: "f32[3]" = view_as_real[(Ellipsis, 0)]
+        getitem_1: "f32[3]" = view_as_real[(Ellipsis, 1)];  view_as_real = None
+        eq: "b8[3]" = getitem == 0
+        eq_1: "b8[3]" = getitem_1 == 0
+        and_: "b8[3]" = eq & eq_1;  eq = eq_1 = None
+        where: "f32[3]" = torch.where(and_, 1.0, getitem);  getitem = None
+        where_1: "f32[3]" = torch.where(and_, 0.0, getitem_1);  getitem_1 = None
+        hypot: "f32[3]" = torch.hypot(where, where_1);  where = where_1 = None
+        where_2: "f32[3]" = torch.where(and_, 0.0, hypot);  and_ = hypot = None
+        return (where_2,)""")
+
+    def test_exp_dump(self):
+        _, _, gm = rewrite_and_compare(lambda z: torch.exp(z), torch.randn(3, dtype=torch.complex64))
+        self.assertExpectedInline(normalize_graph(gm), """\
+class GraphModule(torch.nn.Module):
+    def forward(self, L_z_: "c64[3]"):
+        l_z_ = L_z_
+        view_as_real: "f32[3, 2]" = torch.view_as_real(l_z_);  l_z_ = None
+        getitem: "f32[3]" = view_as_real[(Ellipsis, 0)]
+        getitem_1: "f32[3]" = view_as_real[(Ellipsis, 1)];  view_as_real = None
+        mul: "f32[3]" = getitem * 0.5
+        exp_1: "f32[3]" = torch.exp(mul);  mul = None
+        cos: "f32[3]" = torch.cos(getitem_1)
+        mul_1: "f32[3]" = exp_1 * cos;  cos = None
+        mul_2: "f32[3]" = mul_1 * exp_1;  mul_1 = None
+        sin: "f32[3]" = torch.sin(getitem_1)
+        mul_3: "f32[3]" = exp_1 * sin;  sin = None
+        mul_4: "f32[3]" = mul_3 * exp_1;  mul_3 = None
+        isinf: "b8[3]" = torch.isinf(getitem)
+        isfinite: "b8[3]" = torch.isfinite(getitem_1)
+        invert: "b8[3]" = ~isfinite;  isfinite = None
+        and_: "b8[3]" = isinf & invert;  isinf = invert = None
+        gt: "b8[3]" = getitem > 0;  getitem = None
+        where: "f32[3]" = torch.where(gt, inf, 0.0)
+        where_1: "f32[3]" = torch.where(and_, where, mul_2);  where = mul_2 = None
+        zeros_like: "f32[3]" = torch.zeros_like(getitem_1)
+        copysign: "f32[3]" = torch.copysign(zeros_like, getitem_1);  zeros_like = None
+        where_2: "f32[3]" = torch.where(gt, nan, copysign);  gt = copysign = None
+        where_3: "f32[3]" = torch.where(and_, where_2, mul_4);  and_ = where_2 = mul_4 = None
+        eq: "b8[3]" = getitem_1 == 0
+        isfinite_1: "b8[3]" = torch.isfinite(exp_1);  exp_1 = None
+        invert_1: "b8[3]" = ~isfinite_1;  isfinite_1 = None
+        and__1: "b8[3]" = eq & invert_1;  eq = invert_1 = None
+        where_4: "f32[3]" = torch.where(and__1, getitem_1, where_3);  and__1 = getitem_1 = where_3 = None
+        stack: "f32[3, 2]" = torch.stack((where_1, where_4), -1);  where_1 = where_4 = None
+        view_as_complex: "c64[3]" = torch.view_as_complex(stack);  stack = None
+        return (view_as_complex,)""")
+
+    def test_reduction_dump(self):
+        _, _, gm = rewrite_and_compare(lambda z: z.mean(0), torch.randn(3, 2, dtype=torch.complex64))
+        self.assertExpectedInline(normalize_graph(gm), """\
+class GraphModule(torch.nn.Module):
+    def forward(self, L_z_: "c64[3, 2]"):
+        l_z_ = L_z_
+        view_as_real: "f32[3, 2, 2]" = torch.view_as_real(l_z_);  l_z_ = None
+        sum_1: "f32[2, 2]" = view_as_real.sum([0], keepdim = False);  view_as_real = None
+        getitem: "f32[2]" = sum_1[(Ellipsis, 0)]
+        getitem_1: "f32[2]" = sum_1[(Ellipsis, 1)];  sum_1 = None
+        mul: "f32[2]" = getitem_1 * 0.0
+        add: "f32[2]" = getitem + mul;  mul = None
+        mul_1: "f32[2]" = add * 0.3333333432674408;  add = None
+        mul_2: "f32[2]" = getitem * 0.0;  getitem = None
+        sub: "f32[2]" = getitem_1 - mul_2;  getitem_1 = mul_2 = None
+        mul_3: "f32[2]" = sub * 0.3333333432674408;  sub = None
+        stack: "f32[2, 2]" = torch.stack((mul_1, mul_3), -1);  mul_1 = mul_3 = None
+        view_as_complex: "c64[2]" = torch.view_as_complex(stack);  stack = None
+        return (view_as_complex,)""")
+
+    def test_matmul_dump(self):
+        a, b = torch.randn(2, 3, dtype=torch.complex64), torch.randn(3, 2, dtype=torch.complex64)
+        _, _, gm = rewrite_and_compare(lambda a, b: a @ b, a, b)
+        self.assertExpectedInline(normalize_graph(gm), """\
+class GraphModule(torch.nn.Module):
+    def forward(self, L_a_: "c64[2, 3]", L_b_: "c64[3, 2]"):
+        l_a_ = L_a_
+        l_b_ = L_b_
+        view_as_real: "f32[2, 3, 2]" = torch.view_as_real(l_a_);  l_a_ = None
+        view_as_real_1: "f32[3, 2, 2]" = torch.view_as_real(l_b_);  l_b_ = None
+        getitem: "f32[2, 3]" = view_as_real[(Ellipsis, 0)]
+        getitem_1: "f32[2, 3]" = view_as_real[(Ellipsis, 1)];  view_as_real = None
+        getitem_2: "f32[3, 2]" = view_as_real_1[(Ellipsis, 0)]
+        getitem_3: "f32[3, 2]" = view_as_real_1[(Ellipsis, 1)];  view_as_real_1 = None
+        matmul_1: "f32[2, 2]" = torch.matmul(getitem, getitem_2)
+        matmul_2: "f32[2, 2]" = torch.matmul(getitem_1, getitem_3)
+        sub: "f32[2, 2]" = matmul_1 - matmul_2;  matmul_1 = matmul_2 = None
+        matmul_3: "f32[2, 2]" = torch.matmul(getitem, getitem_3);  getitem = getitem_3 = None
+        matmul_4: "f32[2, 2]" = torch.matmul(getitem_1, getitem_2);  getitem_1 = getitem_2 = None
+        add: "f32[2, 2]" = matmul_3 + matmul_4;  matmul_3 = matmul_4 = None
+        stack: "f32[2, 2, 2]" = torch.stack((sub, add), -1);  sub = add = None
+        view_as_complex: "c64[2, 2]" = torch.view_as_complex(stack);  stack = None
+        return (view_as_complex,)""")
+
+    def test_creation_dump(self):
+        _, _, gm = rewrite_and_compare(lambda z: torch.full_like(z, 1 - 1j) * z, torch.randn(3, dtype=torch.complex64))
+        self.assertExpectedInline(normalize_graph(gm), """\
+class GraphModule(torch.nn.Module):
+    def forward(self, L_z_: "c64[3]"):
+        l_z_ = L_z_
+        view_as_real: "f32[3, 2]" = torch.view_as_real(l_z_);  l_z_ = None
+        getitem: "f32[3]" = view_as_real[(Ellipsis, 0)]
+        full_like_1: "f32[3]" = torch.full_like(getitem, 1.0, dtype = torch.float32, device = device(type='cpu'))
+        full_like_2: "f32[3]" = torch.full_like(getitem, -1.0, dtype = torch.float32, device = device(type='cpu'));  getitem = None
+        stack: "f32[3, 2]" = torch.stack((full_like_1, full_like_2), -1);  full_like_1 = full_like_2 = None
+        getitem_1: "f32[3, 1]" = view_as_real[(Ellipsis, slice(0, 1, None))]
+        getitem_2: "f32[3, 1]" = view_as_real[(Ellipsis, slice(1, 2, None))];  view_as_real = None
+        mul_1: "f32[3, 2]" = stack * getitem_1;  getitem_1 = None
+        getitem_3: "f32[3]" = stack[(Ellipsis, 1)]
+        neg: "f32[3]" = -getitem_3;  getitem_3 = None
+        getitem_4: "f32[3]" = stack[(Ellipsis, 0)];  stack = None
+        stack_1: "f32[3, 2]" = torch.stack((neg, getitem_4), -1);  neg = getitem_4 = None
+        mul_2: "f32[3, 2]" = stack_1 * getitem_2;  stack_1 = getitem_2 = None
+        add: "f32[3, 2]" = mul_1 + mul_2;  mul_1 = mul_2 = None
+        view_as_complex: "c64[3]" = torch.view_as_complex(add);  add = None
+        return (view_as_complex,)""")
+
+    def test_where_dump(self):
+        m, z = torch.rand(3) > 0.5, torch.randn(3, dtype=torch.complex64)
+        _, _, gm = rewrite_and_compare(lambda m, z: torch.where(m, z, 2j), m, z)
+        self.assertExpectedInline(normalize_graph(gm), """\
+class GraphModule(torch.nn.Module):
+    def forward(self, L_m_: "b8[3]", L_z_: "c64[3]"):
+        l_m_ = L_m_
+        l_z_ = L_z_
+        view_as_real: "f32[3, 2]" = torch.view_as_real(l_z_);  l_z_ = None
+        getitem: "f32[3]" = view_as_real[(Ellipsis, 0)]
+        getitem_1: "f32[3]" = view_as_real[(Ellipsis, 1)];  view_as_real = None
+        where_1: "f32[3]" = torch.where(l_m_, getitem, 0.0);  getitem = None
+        where_2: "f32[3]" = torch.where(l_m_, getitem_1, 2.0);  l_m_ = getitem_1 = None
+        stack: "f32[3, 2]" = torch.stack((where_1, where_2), -1);  where_1 = where_2 = None
+        view_as_complex: "c64[3]" = torch.view_as_complex(stack);  stack = None
+        return (view_as_complex,)""")
+
+
+# ------------------------------------------------------------- hypothesis
+
+CHAIN_OPS = {
+    "add": lambda z, w: z + w,
+    "sub_number": lambda z, w: z - (0.5 + 1j),
+    "mul": lambda z, w: z * w,
+    "div": lambda z, w: z / (w + 2),
+    "neg": lambda z, w: -z,
+    "reciprocal": lambda z, w: (z + 3).reciprocal(),
+    "square": lambda z, w: torch.square(z) * 0.1,
+    "exp": lambda z, w: torch.exp(z * 0.2),
+    "log": lambda z, w: torch.log(z + 4),
+    "sqrt": lambda z, w: torch.sqrt(z),
+    "sgn": lambda z, w: torch.sgn(z) + z,
+    "abs": lambda z, w: z * z.abs(),
+    "angle": lambda z, w: z + torch.angle(z),
+    "where": lambda z, w: torch.where(z.real > 0, z, w),
+    "cumsum": lambda z, w: z.cumsum(-1) * 0.5,
+}
+# Reductions reassociate sums: with huge values the result is all cancellation,
+# so the mean joins only the random-value chains.
+COMPILED_CHAIN_OPS = {**CHAIN_OPS, "mean": lambda z, w: z - z.mean(-1, keepdim=True)}
+
+
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    ops=st.lists(st.sampled_from(sorted(COMPILED_CHAIN_OPS)), min_size=3, max_size=6),
+    shape=st.sampled_from([(5,), (3, 4), (2, 1, 3)]),
+    seed=st.integers(0, 2**16),
+)
+def test_random_chains_compiled_match_eager(ops, shape, seed):
+    torch.manual_seed(seed)
+
+    def fn(x, w):
+        z = torch.view_as_complex(x)
+        for op in ops:
+            z = COMPILED_CHAIN_OPS[op](z, w)
+        return torch.view_as_real(z)
+
+    x, w = torch.randn(*shape, 2), torch.randn(shape[-1], dtype=torch.complex64)
+    report, fallbacks = compile_and_compare(fn, x, w, atol=1e-4, rtol=1e-4)
+    assert report.count("bridged") == 0, report.format()
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    ops=st.lists(st.sampled_from(sorted(CHAIN_OPS)), min_size=3, max_size=6),
+    values=st.lists(st.sampled_from(EDGE), min_size=8, max_size=8),
+)
+def test_random_chains_on_edge_values_rewrite_matches_eager(ops, values):
+    def fn(z, w):
+        for op in ops:
+            z = CHAIN_OPS[op](z, w)
+        return z
+
+    # 64 elements: eager's vectorized path for all of them. Its scalar tail loop
+    # (a length not a multiple of 16) rounds differently at the overflow edge
+    # (FMA: (1e30+inf j)*(-1+3e38j) has imaginary part nan vectorized, -inf
+    # scalar; sgn of a subnormal), and the rules follow the vectorized path.
+    z = torch.tensor([complex(a, b) for a, b in zip(values[:4], values[4:])]).repeat(16)
+    w = z.flip(0)
+    expected = fn(z, w)
+    actual, report, _ = _run_dynamo(fn, (z, w))
+    assert report.count("bridged") == 0, report.format()
+    # NaN/inf positions must match exactly; finite parts relative to the complex
+    # magnitude, since chains amplify last-bit differences (FMA, libm vs Sleef):
+    # square(sqrt(3e38j)) has a real part that is all cancellation.
+    a, e = _as_real(actual), _as_real(expected)
+    assert torch.equal(a.isnan(), e.isnan()) and torch.equal(a.isinf(), e.isinf()), (a, e)
+    assert torch.equal(a[a.isinf()], e[e.isinf()])
+    finite = a.isfinite() & e.isfinite()
+    scale = torch.linalg.vector_norm(torch.nan_to_num(e, nan=0.0, posinf=0.0, neginf=0.0), dim=-1, keepdim=True)
+    scale = scale.expand_as(e)
+    assert ((a - e).abs() <= 1e-3 * scale + 1e-5)[finite].all(), (a, e)
+
+
+# ------------------------------------------------------------- gradients
+
+GRAD_OPS = {
+    **{name: fn for name, fn in UNARY.items() if not name.startswith(("is", "eq"))},
+    **{name: fn for name, fn in BINARY.items() if name not in ("eq", "ne")},
+    **{name: fn for name, fn in WITH_REAL.items() if name not in ("eq_real", "where_real")},
+    "mean": lambda z: z.mean(),
+    "sum": lambda z: z.sum(),
+    "cumsum": lambda z: z.cumsum(0),
+    "vector_norm": lambda z: torch.linalg.vector_norm(z),
+    "norm1": lambda z: torch.linalg.vector_norm(z, 1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GRAD_OPS))
+def test_gradients_match_eager_including_the_axes(name):
+    """Autograd through the rewritten graph (float64) equals eager's complex autograd,
+    on points with a zero real or imaginary part too (where a ``where``/``abs``
+    spelling could change the derivative without changing the value)."""
+    fn = GRAD_OPS[name]
+
+    def backend(gm, example_inputs):
+        run_pass(gm)
+        return gm.forward
+
+    x = torch.randn(8, 2, dtype=torch.float64)
+    y = torch.randn(8, 2, dtype=torch.float64)
+    r = torch.randn(8, dtype=torch.float64)
+    x[0, 1] = 0.0  # on the real axis
+    x[1, 0] = 0.0  # on the imaginary axis
+    x[2, 0], x[2, 1] = -2.0, 0.0  # negative real axis (sqrt/log branch cut, +0 side)
+    y[3, 1] = 0.0
+    pool = {"z": x, "w": y, "r": r, "m": torch.rand(8) > 0.5}
+    names = list(inspect.signature(fn).parameters)
+
+    def wrapped(*args):
+        args = [torch.view_as_complex(a) if a.dim() == 2 else a for a in args]
+        out = fn(*args)
+        return torch.view_as_real(out) if out.is_complex() else out
+
+    grads = []
+    for compiled in (False, True):
+        args = [pool[n].clone().requires_grad_(pool[n].is_floating_point()) for n in names]
+        torch._dynamo.reset()
+        out = (torch.compile(wrapped, backend=backend, fullgraph=True) if compiled else wrapped)(*args)
+        torch.manual_seed(1)
+        (out * torch.randn_like(out)).sum().backward()
+        grads.append([a.grad for a in args if a.grad is not None])
+    for actual, expected in zip(grads[1], grads[0]):
+        torch.testing.assert_close(actual, expected, rtol=1e-10, atol=1e-10)

@@ -1,0 +1,205 @@
+"""Every OpInfo op with complex support, through the pass, against eager.
+
+For each op in PyTorch's ``op_db`` whose CPU dtypes include complex64 and
+complex128, each sample input is captured by Dynamo (samples it cannot
+capture in one graph are recorded as "not captured"), the pass rewrites the
+graph, and the rewritten graph (not an Inductor compile: too slow) runs and
+is compared with eager, NaNs included. Each op is then
+
+* ``rewritten``: some node rewritten and nothing kept or bridged,
+* ``bridged``: some complex op kept as it was (correct, not compiled),
+* ``failing``: wrong numbers or an exception from the rewritten graph,
+* ``not captured`` / ``no complex graph``: nothing the pass could act on.
+
+Any failing op fails the test. CI runs a bounded subset; set
+``INDUCTOR_COMPLEX_FULL_SWEEP=1`` for every op, which also writes
+``perf/results/opinfo_sweep.md``.
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import pathlib
+import time
+
+import pytest
+import torch
+from torch.utils._pytree import tree_flatten, tree_unflatten
+
+from complex_testing import TOLERANCES, run_pass
+
+FULL = os.environ.get("INDUCTOR_COMPLEX_FULL_SWEEP") == "1"
+CI_OPS = 60  # first ops alphabetically in CI
+SAMPLES = 6 if FULL else 2
+RESULTS = pathlib.Path(__file__).resolve().parent.parent / "perf" / "results" / "opinfo_sweep.md"
+
+
+def _complex_ops():
+    from torch.testing._internal.common_methods_invocations import op_db
+
+    ops = []
+    for op in op_db:
+        try:
+            dtypes = op.supported_dtypes("cpu")
+        except Exception:
+            continue
+        if torch.complex64 in dtypes and torch.complex128 in dtypes:
+            ops.append(op)
+    return sorted(ops, key=lambda op: (op.name, op.variant_test_name))
+
+
+def _op_id(op) -> str:
+    return f"{op.name}.{op.variant_test_name}" if op.variant_test_name else op.name
+
+
+def _clone(tree):
+    leaves, spec = tree_flatten(tree)
+    return tree_unflatten([x.detach().clone() if isinstance(x, torch.Tensor) else x for x in leaves], spec)
+
+
+def _same(actual, expected) -> str | None:
+    """None when equal (per-dtype tolerance, NaNs in the same places), else why not."""
+    a_leaves, _ = tree_flatten(actual)
+    e_leaves, _ = tree_flatten(expected)
+    if len(a_leaves) != len(e_leaves):
+        return "different number of outputs"
+    for a, e in zip(a_leaves, e_leaves):
+        if isinstance(e, torch.Tensor):
+            if not isinstance(a, torch.Tensor) or a.dtype != e.dtype or a.shape != e.shape:
+                return f"output {getattr(a, 'dtype', type(a))}{tuple(getattr(a, 'shape', ()))} for {e.dtype}{tuple(e.shape)}"
+            tol = TOLERANCES.get(e.dtype, {})
+            # Reassociated sums (matmul, reductions) drift a little more than elementwise math.
+            tol = {k: v * 50 for k, v in tol.items()}
+            try:
+                torch.testing.assert_close(a, e, equal_nan=True, **tol)
+            except AssertionError as error:
+                return str(error).splitlines()[0] + " " + " ".join(str(error).splitlines()[1:4])
+        elif a != e and not (a != a and e != e):
+            return f"{a!r} != {e!r}"
+    return None
+
+
+def _run_sample(op, sample):
+    """(status, detail) for one sample: rewritten | bridged | failing | not captured | no complex graph."""
+    args = (sample.input, *sample.args)
+    leaves, spec = tree_flatten((args, sample.kwargs))
+    positions = [i for i, x in enumerate(leaves) if isinstance(x, torch.Tensor)]
+
+    def fn(*tensors):
+        filled = list(leaves)
+        for i, t in zip(positions, tensors):
+            filled[i] = t
+        call_args, call_kwargs = tree_unflatten(filled, spec)
+        return op.op(*call_args, **call_kwargs)
+
+    tensors = [leaves[i] for i in positions]
+    try:
+        expected = fn(*_clone(tensors))
+        again = fn(*_clone(tensors))
+    except Exception as error:  # eager itself refuses this sample
+        return "not captured", f"eager: {type(error).__name__}"
+    if _same(again, expected) is not None:
+        return "not captured", "nondeterministic"
+    reports = []
+
+    def backend(gm, example_inputs):
+        reports.append(run_pass(gm))
+        return gm.forward
+
+    torch._dynamo.reset()
+    try:
+        compiled = torch.compile(fn, backend=backend, fullgraph=True)
+        actual = compiled(*_clone(tensors))
+    except Exception as error:
+        if not reports:
+            return "not captured", f"{type(error).__name__}"
+        # The pass ran. Is it the rewrite, or does Dynamo's graph fail by itself
+        # (e.g. its own runtime asserts on data-dependent sizes)?
+        torch._dynamo.reset()
+        try:
+            torch.compile(fn, backend=lambda gm, example_inputs: gm.forward, fullgraph=True)(*_clone(tensors))
+        except Exception:
+            return "not captured", f"fails without the pass too: {type(error).__name__}"
+        return "failing", f"{type(error).__name__}: {str(error).splitlines()[0][:200]}"
+    report = reports[0] if reports else None
+    if report is None or not report.decisions:
+        return "no complex graph", ""
+    why = _same(actual, expected)
+    if why is not None:
+        return "failing", why
+    if report.count("kept") + report.count("bridged"):
+        reasons = sorted({f"{d.op}: {d.reason}" for d in report.decisions if d.action in ("kept", "bridged")})
+        return "bridged", "; ".join(reasons)[:300]
+    if report.count("rewritten"):
+        return "rewritten", ""
+    return "no complex graph", ""
+
+
+_ORDER = ["failing", "bridged", "rewritten", "no complex graph", "not captured"]
+
+
+# Ops whose results are uninitialized memory: nothing to compare.
+_UNINITIALIZED = ("empty", "new_empty", "new_empty_strided", "empty_like", "empty_strided", "empty_permuted")
+
+
+def _classify(op):
+    if op.name in _UNINITIALIZED:
+        return "not captured", ["uninitialized memory"]
+    statuses, details = [], []
+    for dtype in (torch.complex64,):
+        for index, sample in enumerate(op.sample_inputs("cpu", dtype)):
+            if index >= SAMPLES:
+                break
+            status, detail = _run_sample(op, sample)
+            statuses.append(status)
+            if detail:
+                details.append(f"{status}: {detail}")
+    for status in _ORDER:
+        if status in statuses:
+            return status, details
+    return "not captured", ["no samples"]
+
+
+def _write_table(results, seconds):
+    counts = collections.Counter(status for status, _ in results.values())
+    lines = [
+        "# OpInfo sweep: complex ops through the pass",
+        "",
+        f"torch {torch.__version__}; ops in op_db with CPU complex64+complex128 support: {len(results)}; "
+        f"up to {SAMPLES} complex64 samples each; {seconds:.0f} s.",
+        "",
+        "| status | ops |",
+        "|---|---|",
+        *[f"| {status} | {counts.get(status, 0)} |" for status in _ORDER],
+        "",
+        f"Covered (rewritten): {counts.get('rewritten', 0)} of {len(results)}.",
+        "",
+        "| op | status | detail |",
+        "|---|---|---|",
+    ]
+    for name, (status, details) in sorted(results.items()):
+        detail = "<br>".join(d.replace("|", "\\|") for d in details[:2])
+        lines.append(f"| {name} | {status} | {detail} |")
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text("\n".join(lines) + "\n")
+
+
+def test_opinfo_sweep():
+    import warnings
+
+    ops = _complex_ops()
+    if not FULL:
+        ops = ops[:CI_OPS]
+    start = time.time()
+    results = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for op in ops:
+            results[_op_id(op)] = _classify(op)
+    if FULL:
+        _write_table(results, time.time() - start)
+    failing = {name: details for name, (status, details) in results.items() if status == "failing"}
+    counts = collections.Counter(status for status, _ in results.values())
+    print(f"\nopinfo sweep over {len(results)} ops: {dict(counts)}")
+    assert not failing, "\n".join(f"{name}: {details}" for name, details in failing.items())
