@@ -13,7 +13,6 @@ import logging
 import os
 
 import torch
-
 import torch.fx
 from torch._dynamo.utils import counters
 

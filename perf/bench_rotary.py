@@ -45,7 +45,10 @@ import torch
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))  # run from a checkout without installing
 
-from inductor_complex.llama_rope import apply_rotary_emb_complex as llama_apply_rotary_emb  # noqa: E402
+from inductor_complex.llama_rope import (
+    apply_rotary_emb_complex as llama_apply_rotary_emb,  # noqa: E402
+)
+
 MODES = ("forward", "backward", "forward+backward")
 
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from inductor_complex.llama_rope import apply_rotary_emb_complex as llama_apply_rotary_emb
+from inductor_complex.llama_rope import (
+    apply_rotary_emb_complex as llama_apply_rotary_emb,
+)
 from inductor_complex.llama_rope import precompute_freqs_cis, reshape_for_broadcast  # noqa: F401  (re-exported for tests)
 
 

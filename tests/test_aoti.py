@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import torch
+from rotary_models import llama_apply_rotary_emb, precompute_freqs_cis
 from torch import nn
 
 import inductor_complex
 from inductor_complex.fallbacks import count_complex_fallbacks
-from rotary_models import llama_apply_rotary_emb, precompute_freqs_cis
 
 
 class RotaryWithBufferAndPolar(nn.Module):

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import logging
 
-import pytest
 import torch
+from complex_testing import compile_and_compare, dynamo_graph, normalize_graph, run_pass
+from rotary_models import BufferRotary
 from torch._dynamo.utils import counters
 from torch._inductor.utils import run_and_get_code
 from torch.testing import FileCheck
 
 import inductor_complex
-from complex_testing import compile_and_compare, dynamo_graph, normalize_graph, run_pass
-from rotary_models import BufferRotary
 
 
 def test_op_without_rule_mid_chain_is_bridged_and_correct(caplog):

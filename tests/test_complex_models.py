@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import torch
+from complex_testing import assert_close
 from torch import nn
 
-from complex_testing import assert_close
 from inductor_complex import ComplexToRealPass
 from inductor_complex.fallbacks import count_complex_fallbacks
 

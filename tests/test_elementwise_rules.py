@@ -16,11 +16,16 @@ import math
 import expecttest
 import pytest
 import torch
+from complex_testing import (
+    aten_graph,
+    compile_and_compare,
+    dynamo_graph,
+    normalize_graph,
+    run_pass,
+)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from torch import nn
-
-from complex_testing import aten_graph, compile_and_compare, dynamo_graph, normalize_graph, run_pass
 
 inf, nan = math.inf, math.nan
 EDGE = [0.0, -0.0, 1.0, -1.0, 2.5, -3.0, inf, -inf, nan, 1e30, -1e30, 1e-30, 1e-40, 100.0, -100.0, 3e38, 89.0, 0.5]

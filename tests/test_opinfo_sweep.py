@@ -23,11 +23,9 @@ import os
 import pathlib
 import time
 
-import pytest
 import torch
-from torch.utils._pytree import tree_flatten, tree_unflatten
-
 from complex_testing import TOLERANCES, run_pass
+from torch.utils._pytree import tree_flatten, tree_unflatten
 
 FULL = os.environ.get("INDUCTOR_COMPLEX_FULL_SWEEP") == "1"
 CI_OPS = 60  # first ops alphabetically in CI

@@ -17,7 +17,9 @@ import torch
 pytest.importorskip("triton")
 
 from inductor_complex.kernels import rotary  # noqa: E402
-from inductor_complex.llama_rope import apply_rotary_emb_complex as llama_apply_rotary_emb  # noqa: E402
+from inductor_complex.llama_rope import (
+    apply_rotary_emb_complex as llama_apply_rotary_emb,  # noqa: E402
+)
 from inductor_complex.rotary_api import apply_rotary_emb  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parents[1]

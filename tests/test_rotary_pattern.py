@@ -16,9 +16,22 @@ import torch
 
 pytest.importorskip("triton")
 
+from complex_testing import (
+    assert_close,
+    aten_graph,
+    clone_args,
+    dynamo_graph,
+    normalize_graph,
+    run_pass,
+)
+from rotary_models import (
+    BufferRotary,
+    deepseek_apply_rotary_emb,
+    llama_apply_rotary_emb,
+    precompute_freqs_cis,
+)
+
 import inductor_complex
-from complex_testing import aten_graph, assert_close, clone_args, dynamo_graph, normalize_graph, run_pass
-from rotary_models import BufferRotary, deepseek_apply_rotary_emb, llama_apply_rotary_emb, precompute_freqs_cis
 
 KERNEL_TOL = {
     torch.float32: dict(atol=1e-5, rtol=1e-5),

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import pytest
 import torch
-
 from complex_testing import compile_and_compare
 from rotary_models import (
     AttributeRotary,

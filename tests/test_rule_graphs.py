@@ -10,9 +10,14 @@ from __future__ import annotations
 
 import expecttest
 import torch
+from complex_testing import (
+    assert_close,
+    aten_graph,
+    dynamo_graph,
+    normalize_graph,
+    run_pass,
+)
 from torch import nn
-
-from complex_testing import aten_graph, assert_close, dynamo_graph, normalize_graph, run_pass
 
 
 class _Wrap(nn.Module):

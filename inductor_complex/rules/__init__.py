@@ -1,6 +1,18 @@
 """Real-pair rules, one module per family; importing this fills the table."""
 
-from . import casts, construct, indexing, shapes, arith, elementwise, reductions, creation, linalg  # noqa: F401  (registration)
+from . import (  # noqa: F401
+    arith,
+    casts,
+    construct,
+    creation,
+    indexing,
+    inplace,  # noqa: F401  (after the out-of-place rules it wraps)
+    linalg,
+    predicates,
+    reductions,
+    shapes,
+    transcendental,
+)
 from .registry import RULES, Unsupported, rule
 
 __all__ = ["RULES", "Unsupported", "rule"]

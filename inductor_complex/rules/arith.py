@@ -1,6 +1,12 @@
-"""Complex arithmetic as real-pair math.
+"""Complex arithmetic as real-pair math, term for term what eager computes.
 
-Operands are promoted the way eager promotes them: to the result's complex
+Sources: add/sub/rsub are ``self + alpha * other`` with ``alpha`` a complex
+scalar (eager's add kernel), so even ``alpha == 1`` multiplies:
+``(1+1j) + (1+inf j)`` is ``nan+inf j`` in eager and here. div/reciprocal are
+c10's ``complex::operator/=`` (Smith's scaled division, also for real
+divisors promoted to ``(c, 0)``); ``2 / z`` is ``z.reciprocal() * 2`` as in
+``Tensor.__rtruediv__``. square and ``pow(z, 2)`` are the naive ``z * z``
+(eager's vectorized path). Operands are promoted to the result's complex
 dtype (read from ``out``), real operands with an imaginary part of 0.
 """
 
@@ -8,8 +14,9 @@ from __future__ import annotations
 
 import torch
 
-from ..values import Pair
-from .common import broadcast_parts, pair_data, require_complex_out
+from ..values import Pair, real_dtype
+from .common import broadcast_parts, is_scalar, pair_data, require_complex_out
+from .pair_math import ScalarOps, is_tensor, op_dtype, pack, promoted_parts, round_to
 from .registry import Unsupported, rule
 
 
@@ -39,3 +46,171 @@ def complex_mul(a, b, dtype):
 def mul(a, b, *, out):
     require_complex_out(out)
     return Pair(complex_mul(a, b, out.dtype), out.dtype, out.ndim)
+
+
+# ------------------------------------------------------- add / sub / neg
+
+
+def _scaled_sum(self, other, alpha, out):
+    """``self + alpha * other`` as eager's add kernel computes it."""
+    dtype = op_dtype(out)
+    ops = ScalarOps(real_dtype(dtype))
+    if not is_scalar(alpha) and not isinstance(alpha, bool):
+        raise Unsupported(f"alpha {alpha!r} is not a number")
+    s_re, s_im = promoted_parts(self, dtype)
+    o_re, o_im = promoted_parts(other, dtype)
+    alpha = complex(alpha)
+    a_re, a_im = ops.r(alpha.real), ops.r(alpha.imag)
+    t_re = ops.sub(ops.mul(a_re, o_re), ops.mul(a_im, o_im))
+    t_im = ops.add(ops.mul(a_re, o_im), ops.mul(a_im, o_re))
+    return pack(ops.add(s_re, t_re), ops.add(s_im, t_im), out, self, other)
+
+
+@rule("add")
+def add(self, other, *, alpha=1, out):
+    if is_scalar(self):
+        # `2 + z` is `z.__radd__(2)`, i.e. `z.add(2)`: the number is `other`.
+        if alpha != 1:
+            raise Unsupported("a number as self with alpha")
+        self, other = other, self
+    return _scaled_sum(self, other, alpha, out)
+
+
+@rule("sub")
+def sub(self, other, *, alpha=1, out):
+    # sub(a, b, alpha) is add(a, b, -alpha); `2 - z` (rsub) is the same sum.
+    return _scaled_sum(self, other, -alpha, out)
+
+
+@rule("rsub")
+def rsub(self, other, *, alpha=1, out):
+    return _scaled_sum(other, self, -alpha, out)
+
+
+@rule("neg")
+def neg(z, *, out):
+    """Eager's vectorized complex ``neg`` is ``0 - z``: a zero part comes out +0
+    (its scalar tail loop's ``-z`` gives -0; the vectorized path is followed)."""
+    op_dtype(out)
+    return z.with_data(0.0 - z.data)
+
+
+@rule("positive")
+def positive(z, *, out):
+    op_dtype(out)
+    return z
+
+
+# ---------------------------------------------------------------- division
+
+
+def _smith(a, b, c, d, ops: ScalarOps):
+    """(a + bi) / (c + di), c10's ``operator/=`` (Smith's algorithm) term for term.
+
+    ``c``/``d`` are both tensors (complex divisor), a tensor and the number 0
+    (real divisor), or both numbers (a number divisor, branch chosen here).
+    """
+    if not is_tensor(c) and not is_tensor(d):
+        abs_c, abs_d = abs(c), abs(d)
+        if abs_c >= abs_d:
+            if abs_c == 0 and abs_d == 0:
+                return ops.div(a, abs_c), ops.div(b, abs_d)
+            rat = ops.div(d, c)
+            scl = ops.div(1.0, ops.add(c, ops.mul(d, rat)))
+            return ops.mul(ops.add(a, ops.mul(b, rat)), scl), ops.mul(ops.sub(b, ops.mul(a, rat)), scl)
+        rat = ops.div(c, d)
+        scl = ops.div(1.0, ops.add(d, ops.mul(c, rat)))
+        return ops.mul(ops.add(ops.mul(a, rat), b), scl), ops.mul(ops.sub(ops.mul(b, rat), a), scl)
+    abs_c = c.abs() if is_tensor(c) else abs(c)
+    abs_d = d.abs() if is_tensor(d) else abs(d)
+    first = abs_c >= abs_d
+    both_zero = (abs_c == 0) & (abs_d == 0) if is_tensor(d) else abs_c == 0
+    p = torch.where(first, c, d)
+    q = torch.where(first, d, c)
+    rat = q / p
+    scl = 1.0 / (p + q * rat)
+    a_rat, b_rat = ops.mul(a, rat), ops.mul(b, rat)
+    re = torch.where(first, ops.add(a, b_rat), ops.add(a_rat, b)) * scl
+    im = torch.where(first, ops.sub(b, a_rat), ops.sub(b_rat, a)) * scl
+    # Division by 0: a / |c| and b / |d| (|d| is +0), complex inf or NaN. The
+    # denominators are 1 elsewhere so the unused branch has no inf/NaN gradient.
+    zero_re = ops.div(a, torch.where(both_zero, abs_c, 1.0))
+    safe_d = torch.where(both_zero, abs_d, torch.ones_like(abs_c))
+    zero_im = b / safe_d if is_tensor(b) or is_tensor(safe_d) else ops.div(b, safe_d)
+    return torch.where(both_zero, zero_re, re), torch.where(both_zero, zero_im, im)
+
+
+def _divide(self, other, out) -> Pair:
+    dtype = op_dtype(out)
+    ops = ScalarOps(real_dtype(dtype))
+    a, b = promoted_parts(self, dtype)
+    c, d = promoted_parts(other, dtype)
+    re, im = _smith(a, b, c, d, ops)
+    return pack(re, im, out, self, other)
+
+
+def _reciprocal_pair(z: Pair, out) -> Pair:
+    dtype = op_dtype(out)
+    ops = ScalarOps(real_dtype(dtype))
+    c, d = promoted_parts(z, dtype)
+    re, im = _smith(1.0, 0.0, c, d, ops)
+    return pack(re, im, out, z)
+
+
+def _number_over(number, z, out) -> Pair:
+    """``number / z`` as ``Tensor.__rtruediv__``: ``z.reciprocal() * number``."""
+    if not isinstance(z, Pair):
+        raise Unsupported("a number divided by a real tensor")
+    if z.dtype != out.dtype:
+        raise Unsupported("a complex number over a real-dtype-promoted tensor")
+    recip = _reciprocal_pair(z, out)
+    number = complex(number)
+    part = real_dtype(out.dtype)
+    number = complex(round_to(number.real, part), round_to(number.imag, part))
+    return Pair(complex_mul(recip, number, out.dtype), out.dtype, out.ndim)
+
+
+@rule("div")
+def div(self, other, *, rounding_mode=None, out):
+    if rounding_mode is not None:
+        raise Unsupported(f"rounding_mode={rounding_mode!r}")
+    if is_scalar(self):
+        return _number_over(self, other, out)
+    return _divide(self, other, out)
+
+
+@rule("rdiv")
+def rdiv(self, other, *, out):
+    if not is_scalar(other):
+        raise Unsupported("rdiv by a tensor")
+    return _number_over(other, self, out)
+
+
+@rule("reciprocal")
+def reciprocal(z, *, out):
+    if not isinstance(z, Pair):
+        raise Unsupported("reciprocal of a real tensor")
+    return _reciprocal_pair(z, out)
+
+
+# ------------------------------------------------------- products and powers
+
+
+def product(a, b, out) -> Pair:
+    return Pair(complex_mul(a, b, op_dtype(out)), out.dtype, out.ndim)
+
+
+@rule("square")
+def square(z, *, out):
+    if not isinstance(z, Pair):
+        raise Unsupported("square of a real tensor")
+    return product(z, z, out)
+
+
+@rule("pow")
+def pow_(z, exponent, *, out):
+    if not isinstance(z, Pair):
+        raise Unsupported("a real base")
+    if not is_scalar(exponent) or complex(exponent) != 2:
+        raise Unsupported(f"exponent {exponent!r}: only 2 (z * z) matches eager exactly")
+    return product(z, z, out)

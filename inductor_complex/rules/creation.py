@@ -12,7 +12,7 @@ from __future__ import annotations
 import torch
 
 from ..values import Pair, real_dtype
-from .common import emit, fake, is_scalar, is_tensor_proxy
+from .common import emit, is_scalar, is_tensor_proxy
 from .registry import Unsupported, rule
 
 _SUPPORTED = (torch.complex64, torch.complex128)

@@ -18,7 +18,7 @@ from torch.fx.experimental.symbolic_shapes import is_concrete_int
 
 from ..values import Pair, real_dtype
 from .common import fake, pair_dim, require_complex_out
-from .elementwise import _Ops, _zero_safe
+from .pair_math import ScalarOps, zero_safe
 from .registry import Unsupported, rule
 
 _SUPPORTED = (torch.complex64, torch.complex128)
@@ -67,7 +67,7 @@ def mean(z, dim=None, keepdim=False, *, dtype=None, out):
     data = z.data if part == z.part_dtype else z.data.to(part)
     total = data.sum(dims, keepdim=keepdim)
     a, b = total[..., 0], total[..., 1]
-    ops = _Ops(part)
+    ops = ScalarOps(part)
     # Smith's (a + bi) / (n + 0i): rat = 0/n, scl = 1/(n + 0*rat).
     if count == 0:
         raise Unsupported("mean over an empty dim")
@@ -90,7 +90,7 @@ def cumsum(z, dim, *, dtype=None, out):
 
 
 def _abs(z: Pair):
-    zero, s_re, s_im = _zero_safe(z.re, z.im)
+    zero, s_re, s_im = zero_safe(z.re, z.im)
     return torch.where(zero, 0.0, torch.hypot(s_re, s_im))
 
 
