@@ -22,6 +22,7 @@ from torch.fx.node import map_aggregate, map_arg
 from .graph_meta import graph_fake_mode, meta_key, propagate_fake_values
 from .report import Report
 from .rules import RULES, Unsupported
+from .rules.common import tracing_into
 from .targets import describe_target, normalize
 from .values import Pair, fake_value, holds_complex, is_complex_tensor, real_dtype
 
@@ -124,7 +125,7 @@ class ComplexRewriter:
         args, kwargs = map_aggregate((args, kwargs), self._wrap)
         anchor = node.prev
         try:
-            with self.graph.inserting_before(node):
+            with self.graph.inserting_before(node), tracing_into(self.tracer):
                 result = rule(*args, **kwargs, out=expected)
             new_nodes = self._nodes_between(anchor, node)
             self._propagate(new_nodes, node)

@@ -229,15 +229,16 @@ def test_creation_matches_eager(dtype):
     rewrite_and_compare(lambda z: torch.full_like(z, 3.0, dtype=torch.float64) + z.abs(), z, dtype=dtype)
 
 
-def test_constant_factories_are_kept_not_wrong():
-    # All-constant factories have nothing to trace with: kept, and still correct.
+def test_constant_factories_are_rewritten():
+    # All-constant factories are recorded through the rule's tracer, not baked in.
     def fn(z):
-        return z + torch.zeros(4, dtype=torch.complex64)
+        return z + torch.zeros(4, dtype=torch.complex64) + torch.full((4,), 2 - 1j, dtype=torch.complex64)
 
     z = torch.randn(4, dtype=torch.complex64)
     gm = dynamo_graph(fn, z)
     report = run_pass(gm)
-    assert report.count("kept") == 1
+    assert report.count("kept") + report.count("bridged") == 0, report.format()
+    assert not any(n.op == "get_attr" for n in gm.graph.nodes)  # no constant baked in
     torch.testing.assert_close(gm(z)[0], fn(z))
 
 

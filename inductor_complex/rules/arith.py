@@ -15,7 +15,7 @@ from __future__ import annotations
 import torch
 
 from ..values import Pair, real_dtype
-from .common import broadcast_parts, is_scalar, pair_data, require_complex_out
+from .common import broadcast_parts, is_scalar, is_tensor_proxy, pair_data, require_complex_out
 from .pair_math import ScalarOps, is_tensor, op_dtype, pack, promoted_parts, round_to
 from .registry import Unsupported, rule
 
@@ -33,10 +33,11 @@ def complex_mul(a, b, dtype):
     (DESIGN.md). Term for term it is eager's formula: ``ar*br + (-ai)*bi`` and
     ``ai*br + ar*bi``, so non-finite values behave as in eager.
     """
-    if not isinstance(a, Pair):
-        a, b = b, a  # keep a complex operand first; multiplication commutes
-    if not isinstance(a, Pair):
-        raise Unsupported("no complex operand")
+    if not isinstance(a, Pair) and (isinstance(b, Pair) or not is_tensor_proxy(a)):
+        a, b = b, a  # a complex (or else a tensor) operand first; multiplication commutes
+    if not (isinstance(a, Pair) or is_tensor_proxy(a)):
+        raise Unsupported("no tensor operand")
+    # A real tensor times a complex number is (r + 0i)(c + di), as eager promotes it.
     a_data = pair_data(a, dtype)
     b_re, b_im = broadcast_parts(b, dtype)
     return a_data * b_re + _rotate90(a_data) * b_im

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 from typing import Any
 
 import torch
@@ -32,14 +34,30 @@ def fake(value: Any) -> Any:
     return None
 
 
-def emit(like: torch.fx.Proxy, target, *args, **kwargs) -> torch.fx.Proxy:
-    """Record ``target(*args, **kwargs)`` in the graph ``like`` belongs to.
+_current_tracer: contextvars.ContextVar = contextvars.ContextVar("inductor_complex_tracer", default=None)
+
+
+@contextlib.contextmanager
+def tracing_into(tracer):
+    """Make ``tracer`` the one :func:`emit` records into while a rule runs."""
+    token = _current_tracer.set(tracer)
+    try:
+        yield
+    finally:
+        _current_tracer.reset(token)
+
+
+def emit(target, *args, **kwargs) -> torch.fx.Proxy:
+    """Record ``target(*args, **kwargs)`` in the graph the current rule rewrites.
 
     For calls a proxy cannot record by itself: ``operator.setitem`` (proxies
     have no ``__setitem__``) and factories whose arguments are all constants
     (they would otherwise run eagerly and bake a real tensor into the graph).
     """
-    return like.tracer.create_proxy("call_function", target, args, kwargs)
+    tracer = _current_tracer.get()
+    if tracer is None:
+        raise RuntimeError("emit() called outside a rule being traced")
+    return tracer.create_proxy("call_function", target, args, kwargs)
 
 
 def is_tensor_proxy(value: Any) -> bool:

@@ -1,10 +1,8 @@
 """Complex tensors made from nothing or from another tensor's shape.
 
 A complex ``zeros``/``ones``/``full`` becomes the real pair tensor with the
-value's parts in it. Factories whose arguments are all constants are left to
-eager: a rule has no proxy to trace them with (the pass would otherwise run
-them at rewrite time and bake a constant into the graph); they are cheap and
-their result enters the rewrite through an entry view.
+value's parts in it, recorded with :func:`emit` (factories whose arguments
+are all constants have no proxy to trace them with).
 """
 
 from __future__ import annotations
@@ -93,11 +91,8 @@ def _factory(size, out, value: complex, kwargs):
     part = _complex_out(out)
     _check_kwargs(kwargs)
     sizes = _sizes(size)
-    proxies = [s for s in sizes if isinstance(s, torch.fx.Proxy)]
-    if not proxies:
-        raise Unsupported("all-constant factory: nothing to trace it with")
-    re = emit(proxies[0], torch.full, [*sizes], value.real, dtype=part, device=out.device)
-    im = emit(proxies[0], torch.full, [*sizes], value.imag, dtype=part, device=out.device)
+    re = emit(torch.full, [*sizes], value.real, dtype=part, device=out.device)
+    im = emit(torch.full, [*sizes], value.imag, dtype=part, device=out.device)
     return Pair(torch.stack((re, im), -1), out.dtype, out.ndim)
 
 

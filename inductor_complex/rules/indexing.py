@@ -41,7 +41,7 @@ def _value_data(z: Pair, value, device):
     if is_scalar(value):
         value = complex(value)
         # Two factory calls, not a tensor constant: fake tensors can trace these.
-        parts = [emit(z.data, torch.scalar_tensor, p, dtype=z.part_dtype, device=device) for p in (value.real, value.imag)]
+        parts = [emit(torch.scalar_tensor, p, dtype=z.part_dtype, device=device) for p in (value.real, value.imag)]
         return torch.stack(parts)
     return pair_data(value, z.dtype)
 
@@ -51,7 +51,7 @@ def setitem(z: Pair, index, value, *, out):
     if not isinstance(z, Pair):
         raise Unsupported("writing into a real tensor")
     device = fake(z.data).device
-    emit(z.data, operator.setitem, z.data, _pair_index(index), _value_data(z, value, device))
+    emit(operator.setitem, z.data, _pair_index(index), _value_data(z, value, device))
     return None
 
 
