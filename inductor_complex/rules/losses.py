@@ -1,0 +1,1 @@
+"""Filled in by the losses rules (work in progress)."""

@@ -1,0 +1,1 @@
+"""Filled in by the scatter rules (work in progress)."""

@@ -1,0 +1,1 @@
+"""Filled in by the trig rules (work in progress)."""
