@@ -6,12 +6,15 @@ from . import (  # noqa: F401
     construct,
     creation,
     indexing,
-    inplace,  # noqa: F401  (after the out-of-place rules it wraps)
+    inplace,
     linalg,
+    losses,
     predicates,
     reductions,
+    scatter,
     shapes,
     transcendental,
+    trig,
 )
 from .registry import RULES, Unsupported, rule
 
