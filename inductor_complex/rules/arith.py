@@ -105,7 +105,7 @@ def positive(z, *, out):
 # ---------------------------------------------------------------- division
 
 
-def _smith(a, b, c, d, ops: ScalarOps):
+def smith_divide(a, b, c, d, ops: ScalarOps):
     """(a + bi) / (c + di), c10's ``operator/=`` (Smith's algorithm) term for term.
 
     ``c``/``d`` are both tensors (complex divisor), a tensor and the number 0
@@ -146,7 +146,7 @@ def _divide(self, other, out) -> Pair:
     ops = ScalarOps(real_dtype(dtype))
     a, b = promoted_parts(self, dtype)
     c, d = promoted_parts(other, dtype)
-    re, im = _smith(a, b, c, d, ops)
+    re, im = smith_divide(a, b, c, d, ops)
     return pack(re, im, out, self, other)
 
 
@@ -154,7 +154,7 @@ def _reciprocal_pair(z: Pair, out) -> Pair:
     dtype = op_dtype(out)
     ops = ScalarOps(real_dtype(dtype))
     c, d = promoted_parts(z, dtype)
-    re, im = _smith(1.0, 0.0, c, d, ops)
+    re, im = smith_divide(1.0, 0.0, c, d, ops)
     return pack(re, im, out, z)
 
 
