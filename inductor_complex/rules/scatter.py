@@ -1,1 +1,194 @@
-"""Filled in by the scatter rules (work in progress)."""
+"""Scatters and index writes into complex tensors, done on the pair tensor.
+
+A complex element is two neighbouring reals, so an op that moves whole
+elements along a complex dim is the same op on the pair tensor along the same
+dim (:func:`~.common.pair_dim`), with an element index expanded by a trailing
+``2`` (as the ``gather`` rule does) so each index brings both parts:
+
+* ``scatter_add``: eager's complex kernel is ``self[idx] += src``, i.e. both
+  parts added separately in the same order: the real ``scatter_add`` of pairs.
+* ``scatter`` with a complex ``src``: copies whole elements, so the real
+  ``scatter`` of pairs. With a number, each part is scattered separately.
+* ``index_fill``: each part filled with its part of the value.
+* ``index_add``: the real ``index_add`` of pairs, of ``source`` itself or of
+  ``source·alpha`` term for term, as eager's path for the rank computes it
+  (see :func:`_index_add_source`).
+
+In-place forms write into the pair tensor, which views the complex storage,
+so the write lands (graph inputs included).
+"""
+
+from __future__ import annotations
+
+import torch
+
+from ..values import Pair, real_dtype
+from .common import fake, is_scalar, is_tensor_proxy, pair_dim, require_complex_out
+from .pair_math import SUPPORTED_DTYPES, ScalarOps, promoted_parts
+from .registry import Unsupported, rule
+
+
+def _self(z, out) -> Pair:
+    if not isinstance(z, Pair):
+        raise Unsupported("writing into a real tensor")
+    require_complex_out(out)
+    if z.dtype != out.dtype or z.dtype not in SUPPORTED_DTYPES:
+        raise Unsupported(f"{z.dtype} self for a {out.dtype} result")
+    if z.ndim == 0:
+        raise Unsupported("a 0-d complex self (its dim 0 is not the pair dim)")
+    return z
+
+
+def _pair_index(index):
+    """An element index ``[...]`` as a pair index ``[..., 2]``."""
+    if not is_tensor_proxy(index):
+        raise Unsupported("index is not a tensor")
+    return index.unsqueeze(-1).expand(*([-1] * fake(index).ndim), 2)
+
+
+def _src_data(z: Pair, src):
+    if isinstance(src, Pair):
+        if src.dtype != z.dtype:
+            raise Unsupported("src of another complex dtype (eager refuses it)")
+        return src.data
+    raise Unsupported("src is not a complex tensor of the same dtype")
+
+
+def _value_parts(z: Pair, value):
+    """(re, im) of a fill value: a number or a 0-d tensor, cast to the parts' dtype."""
+    if is_scalar(value):
+        value = complex(value)
+        return value.real, value.imag
+    if isinstance(value, Pair) and value.ndim == 0:
+        data = value.data.to(z.part_dtype)
+        return data[0], data[1]
+    if is_tensor_proxy(value) and fake(value).ndim == 0 and not fake(value).is_complex():
+        return value.to(z.part_dtype), 0.0
+    raise Unsupported(f"fill value {value!r}")
+
+
+# ------------------------------------------------------------- scatter_add
+
+
+@rule("scatter_add")
+def scatter_add(z, dim, index, src, *, out):
+    z = _self(z, out)
+    return z.with_data(torch.scatter_add(z.data, pair_dim(dim, z.ndim), _pair_index(index), _src_data(z, src)))
+
+
+@rule("scatter_add_")
+def scatter_add_(z, dim, index, src, *, out):
+    z = _self(z, out)
+    z.data.scatter_add_(pair_dim(dim, z.ndim), _pair_index(index), _src_data(z, src))
+    return z
+
+
+# ----------------------------------------------------------------- scatter
+
+
+def _scatter_args(z, dim, index, src, reduce, value):
+    if reduce is not None:
+        raise Unsupported(f"scatter with reduce={reduce!r}")
+    if value is not None:
+        src = value
+    d = pair_dim(dim, z.ndim)
+    return d, src
+
+
+@rule("scatter")
+def scatter(z, dim, index, src=None, *, value=None, reduce=None, out):
+    z = _self(z, out)
+    d, src = _scatter_args(z, dim, index, src, reduce, value)
+    if isinstance(src, Pair):
+        return z.with_data(torch.scatter(z.data, d, _pair_index(index), _src_data(z, src)))
+    re, im = _value_parts(z, src)
+    if not is_scalar(re):
+        raise Unsupported("scatter of a 0-d tensor value")
+    dim = d % (z.ndim + 1)
+    parts = (torch.scatter(z.re, dim, index, re), torch.scatter(z.im, dim, index, im))
+    return z.with_data(torch.stack(parts, -1))
+
+
+@rule("scatter_")
+def scatter_(z, dim, index, src=None, *, value=None, reduce=None, out):
+    z = _self(z, out)
+    d, src = _scatter_args(z, dim, index, src, reduce, value)
+    if isinstance(src, Pair):
+        z.data.scatter_(d, _pair_index(index), _src_data(z, src))
+        return z
+    re, im = _value_parts(z, src)
+    if not is_scalar(re):
+        raise Unsupported("scatter_ of a 0-d tensor value")
+    dim = d % (z.ndim + 1)
+    z.re.scatter_(dim, index, re)
+    z.im.scatter_(dim, index, im)
+    return z
+
+
+# -------------------------------------------------------------- index_fill
+
+
+@rule("index_fill")
+def index_fill(z, dim, index, value, *, out):
+    z = _self(z, out)
+    dim = pair_dim(dim, z.ndim) % (z.ndim + 1)  # the same dim of the parts
+    re, im = _value_parts(z, value)
+    parts = (z.re.index_fill(dim, index, re), z.im.index_fill(dim, index, im))
+    return z.with_data(torch.stack(parts, -1))
+
+
+@rule("index_fill_")
+def index_fill_(z, dim, index, value, *, out):
+    z = _self(z, out)
+    dim = pair_dim(dim, z.ndim) % (z.ndim + 1)
+    re, im = _value_parts(z, value)
+    z.re.index_fill_(dim, index, re)
+    z.im.index_fill_(dim, index, im)
+    return z
+
+
+# --------------------------------------------------------------- index_add
+
+
+def _index_add_source(z: Pair, source, alpha):
+    """The pair data eager adds for ``index_add(..., source, alpha)``.
+
+    Measured eager (torch 2.13 CPU): a self of rank > 1 adds slices with
+    ``alpha == 1`` as plain complex addition (``(inf+0j)`` stays ``inf+0j``), so
+    the pairs are added as they are; a 1-d self runs the scalar loop
+    ``self += source * alpha`` with ``alpha`` a complex scalar, whose ``x·0``
+    terms are emitted. Other cases are refused: complex ``alpha`` because
+    eager's backward multiplies the gradient by ``alpha`` (not ``conj(alpha)``;
+    ``gradcheck`` fails), real ``alpha != 1`` on rank > 1 because its term
+    order was not verified.
+    """
+    if not isinstance(source, Pair) or source.dtype != z.dtype:
+        raise Unsupported("index_add source is not a complex tensor of self's dtype")
+    if not isinstance(alpha, (int, float)) or isinstance(alpha, bool):
+        raise Unsupported(f"alpha {alpha!r} (eager's complex-alpha backward is not conj-correct)")
+    if z.ndim > 1:
+        if alpha != 1:
+            raise Unsupported(f"alpha {alpha!r} with a self of rank > 1")
+        return source.data
+    ops = ScalarOps(real_dtype(z.dtype))
+    s_re, s_im = promoted_parts(source, z.dtype)
+    a_re, a_im = ops.r(float(alpha)), 0.0
+    t_re = ops.sub(ops.mul(s_re, a_re), ops.mul(s_im, a_im))
+    t_im = ops.add(ops.mul(s_re, a_im), ops.mul(s_im, a_re))
+    return torch.stack((t_re, t_im), -1)
+
+
+@rule("index_add")
+def index_add(z, dim, index, source, *, alpha=1, out):
+    z = _self(z, out)
+    data = _index_add_source(z, source, alpha)
+    return z.with_data(torch.index_add(z.data, pair_dim(dim, z.ndim), index, data))
+
+
+@rule("index_add_")
+def index_add_(z, dim, index, source, *, alpha=1, out):
+    z = _self(z, out)
+    data = _index_add_source(z, source, alpha)
+    z.data.index_add_(pair_dim(dim, z.ndim), index, data)
+    return z
+

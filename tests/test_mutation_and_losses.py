@@ -1,0 +1,229 @@
+"""Losses, inner products, scatters and writes through views of complex tensors,
+compiled with the pass vs eager (forward and input gradients)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+from complex_testing import assert_close, compile_and_compare
+
+from inductor_complex import ComplexToRealPass
+from inductor_complex.fallbacks import count_complex_fallbacks
+from inductor_complex.rules import RULES
+
+INF, NAN = math.inf, math.nan
+
+
+def _edge(n, dtype=torch.complex64):
+    """Zeros, signed zeros, infinities and NaNs mixed with ordinary values."""
+    values = [0, -0.0, 1.5, -2.0, INF, -INF, NAN, 1e-30, 3e30]
+    re = torch.tensor([values[i % len(values)] for i in range(n)], dtype=torch.float64)
+    im = torch.tensor([values[(3 * i + 1) % len(values)] for i in range(n)], dtype=torch.float64)
+    return torch.complex(re, im).to(dtype)
+
+
+def _clean(report, fallbacks):
+    assert report.count("kept") + report.count("bridged") == 0, report.format()
+    assert fallbacks.beyond_views == [], fallbacks.ops
+
+
+# ------------------------------------------------------------------ losses
+
+
+@pytest.mark.parametrize("reduction", ["none", "sum", "mean"])
+@pytest.mark.parametrize("dtype", [torch.complex64, torch.complex128])
+def test_l1_loss(reduction, dtype):
+    a, b = torch.randn(3, 5, dtype=dtype), torch.randn(3, 5, dtype=dtype)
+    a[0, 0] = b[0, 0]  # |a - b| = 0: eager's abs gradient there is 0
+    _clean(*compile_and_compare(lambda x, y: F.l1_loss(x, y, reduction=reduction), a, b))
+
+
+def test_l1_loss_real_target_and_broadcast():
+    a, b = torch.randn(4, 3, dtype=torch.complex64), torch.randn(3)
+    with pytest.warns(UserWarning):  # eager warns about the broadcast target
+        _clean(*compile_and_compare(lambda x, y: F.l1_loss(x, y, reduction="sum"), a, b))
+
+
+def test_l1_loss_edge_values():
+    a, b = _edge(18), _edge(18).flip(0)
+    compile_and_compare(lambda x, y: F.l1_loss(x, y, reduction="none"), a, b, grad=False, equal_nan=True)
+
+
+@pytest.mark.parametrize("reduction", ["none", "sum", "mean"])
+def test_l1_loss_with_weight(reduction):
+    # Without the pass, torch.compile gets this wrong for complex input in
+    # torch 2.13 (its l1_loss decomposition); the rule follows F.l1_loss.
+    a, b, w = torch.randn(4, dtype=torch.complex64), torch.randn(4, dtype=torch.complex64), torch.rand(4)
+    _clean(*compile_and_compare(lambda x, y, w: F.l1_loss(x, y, weight=w, reduction=reduction), a, b, w))
+
+
+def test_mse_loss_has_no_rule():
+    # Eager has no complex mse kernel ("mse_cpu" not implemented for
+    # 'ComplexFloat'), so the pass leaves the op alone.
+    a = torch.randn(4, dtype=torch.complex64)
+    with pytest.raises((RuntimeError, NotImplementedError), match="not implemented"):
+        F.mse_loss(a, a)
+    # (Compiled without the pass, Inductor's decomposition returns a complex
+    # mean((a - b) ** 2) where eager raises.)
+    assert "mse_loss" not in RULES
+
+
+@pytest.mark.parametrize("dtype", [torch.complex64, torch.complex128])
+def test_dot_and_vdot(dtype):
+    a, b = torch.randn(7, dtype=dtype), torch.randn(7, dtype=dtype)
+    _clean(*compile_and_compare(lambda x, y: (torch.dot(x, y), torch.vdot(x, y), x.dot(y), x.vdot(y)), a, b))
+
+
+def test_vdot_conjugates_first_argument():
+    a, b = torch.tensor([1j], dtype=torch.complex64), torch.tensor([1.0 + 0j], dtype=torch.complex64)
+    out = torch.compile(lambda x, y: torch.vdot(x, y), options={"pre_grad_custom_pass": ComplexToRealPass()})(a, b)
+    assert out == torch.vdot(a, b) == -1j
+
+
+# ----------------------------------------------------------------- scatter
+
+
+def test_scatter_add():
+    z, src = torch.randn(4, 3, dtype=torch.complex64), torch.randn(3, 3, dtype=torch.complex64)
+    index = torch.tensor([[0, 1, 3], [0, 0, 2], [3, 1, 0]])
+    _clean(*compile_and_compare(lambda z, s: z.scatter_add(0, index, s), z, src))
+    # An index smaller than src: eager's backward refuses it (gather of the
+    # gradient has the index's shape), so forward only.
+    _clean(*compile_and_compare(lambda z, s: torch.scatter_add(z, -1, index[:2, :2], s), z, src, grad=False))
+
+
+def test_scatter_add_edge_values():
+    z, src = _edge(12).view(4, 3), _edge(9).view(3, 3).flip(0)
+    index = torch.tensor([[0, 1, 3], [0, 0, 2], [3, 1, 0]])
+    compile_and_compare(lambda z, s: z.scatter_add(0, index, s), z, src, grad=False, equal_nan=True)
+
+
+def test_scatter_add_in_place_on_intermediate():
+    z, src = torch.randn(4, 3, dtype=torch.complex64), torch.randn(2, 3, dtype=torch.complex64)
+    index = torch.tensor([[0, 1, 3], [2, 0, 2]])
+
+    def fn(z, s):
+        w = z * 2
+        w.scatter_add_(0, index, s)
+        return w
+
+    _clean(*compile_and_compare(fn, z, src))
+
+
+def test_scatter_src_and_value():
+    z, src = torch.randn(4, 3, dtype=torch.complex64), torch.randn(2, 3, dtype=torch.complex64)
+    index = torch.tensor([[0, 1, 3], [2, 0, 2]])  # no duplicates within a column
+    _clean(*compile_and_compare(lambda z, s: z.scatter(0, index, s), z, src))
+    _clean(*compile_and_compare(lambda z: z.scatter(1, index[:, :2] % 3, 2 - 1j), z))
+
+    def fn(z, s):
+        w = z + 1
+        w.scatter_(0, index, s)
+        return w
+
+    _clean(*compile_and_compare(fn, z, src))
+
+
+@pytest.mark.parametrize("value", [1 + 2j, -3.0, complex(0, INF)])
+def test_index_fill(value):
+    z = torch.randn(3, 4, dtype=torch.complex64)
+    index = torch.tensor([0, 2])
+    _clean(*compile_and_compare(lambda z: z.index_fill(1, index, value), z, equal_nan=True))
+    _clean(*compile_and_compare(lambda z: torch.index_fill(z, -2, index[:1], value), z, equal_nan=True))
+
+    def fn(z):
+        w = z.clone()
+        w.index_fill_(0, index, value)
+        return w
+
+    _clean(*compile_and_compare(fn, z, equal_nan=True))
+
+
+def test_index_fill_with_0d_tensor_value():
+    z, v = torch.randn(3, 4, dtype=torch.complex64), torch.tensor(2 - 1j, dtype=torch.complex64)
+    _clean(*compile_and_compare(lambda z, v: z.index_fill(1, torch.tensor([1, 3]), v), z, v))
+
+
+def test_index_add():
+    z, src = torch.randn(4, 3, dtype=torch.complex64), torch.randn(3, 3, dtype=torch.complex64)
+    index = torch.tensor([1, 3, 1])  # a duplicate: accumulated in order
+    _clean(*compile_and_compare(lambda z, s: z.index_add(0, index, s), z, src))
+
+    def fn(z, s):
+        w = z.clone()
+        w.index_add_(1, index % 3, s)
+        return w
+
+    _clean(*compile_and_compare(fn, z, torch.randn(4, 3, dtype=torch.complex64)))
+
+
+@pytest.mark.parametrize("alpha", [1, 0.5, -2])
+def test_index_add_1d(alpha):
+    z, src = torch.randn(5, dtype=torch.complex64), torch.randn(3, dtype=torch.complex64)
+    _clean(*compile_and_compare(lambda z, s: z.index_add(0, torch.tensor([4, 0, 4]), s, alpha=alpha), z, src))
+
+
+def test_index_add_edge_values():
+    # Rank > 1: eager adds slices plainly, (inf + 0i) stays inf + 0i ...
+    z, src = _edge(12).view(4, 3), _edge(9).view(3, 3).flip(1)
+    index = torch.tensor([1, 3, 1])
+    compile_and_compare(lambda z, s: z.index_add(0, index, s), z, src, grad=False, equal_nan=True)
+    # ... rank 1: eager's scalar loop adds source * (1 + 0i), and (inf + 0i) * 1 has a NaN part.
+    z, src = _edge(6), _edge(9).flip(0)
+    compile_and_compare(lambda z, s: z.index_add(0, torch.tensor([1, 2, 1, 0, 5, 5, 3, 4, 1]), s), z, src,
+                        grad=False, equal_nan=True)
+
+
+def test_index_add_complex_alpha_is_left_to_eager():
+    # Eager's index_add backward multiplies by alpha, not conj(alpha): keeping
+    # the op keeps eager's (PyTorch's) gradients.
+    z, src = torch.randn(4, 3, dtype=torch.complex64), torch.randn(3, 3, dtype=torch.complex64)
+    report, _ = compile_and_compare(lambda z, s: z.index_add(0, torch.tensor([1, 3, 1]), s, alpha=2 - 1j), z, src)
+    assert report.count("kept") == 1 and "alpha" in report.format(), report.format()
+
+
+# ------------------------------------------------- writes through real/imag views
+
+
+def _compiled(fn):
+    torch._dynamo.reset()
+    return torch.compile(fn, fullgraph=True, options={"pre_grad_custom_pass": ComplexToRealPass(fused_rotary=False)})
+
+
+def test_in_place_on_real_and_imag_views_of_intermediate():
+    def fn(z):
+        w = z * (1 + 1j)
+        w.imag.zero_()
+        w.real.mul_(2)
+        w.real[0] += 5
+        return w
+
+    _clean(*compile_and_compare(fn, torch.randn(3, dtype=torch.complex64)))
+
+
+def test_writes_through_views_of_graph_inputs():
+    def fn(z, s):
+        z.imag.zero_()
+        z.real.mul_(2)
+        z[0] = 3 - 4j
+        z.index_fill_(0, torch.tensor([1]), 7j)
+        z.scatter_add_(0, torch.tensor([2, 2]), s)
+        z.index_add_(0, torch.tensor([3]), s[:1])
+        return z.abs()
+
+    z, s = torch.randn(5, dtype=torch.complex64), torch.randn(2, dtype=torch.complex64)
+    z_eager, z_compiled = z.clone(), z.clone()
+    expected = fn(z_eager, s)
+    compiled = _compiled(fn)
+    with count_complex_fallbacks() as fallbacks:
+        actual = compiled(z_compiled, s)
+    assert_close(actual, expected)
+    assert_close(z_compiled, z_eager)  # the caller's tensor changed as in eager
+    assert not torch.equal(z_compiled, z)
+    # The only complex op left: AOTAutograd's write-back of the mutated graph
+    # input (``copy_(z, updated)`` on the caller's complex tensor), which
+    # Inductor leaves to eager. Everything the model computes is real.
+    assert fallbacks.beyond_views == ["aten.copy_.default"], fallbacks.ops
