@@ -203,3 +203,26 @@ STFT_FALLBACKS = sorted(FNO_FALLBACKS + ["aten.clone.default", "aten.permute.def
 # the region's complex body is not rewritten by the pass).
 CHECKPOINT_FALLBACKS: list[str] = []
 COND_FALLBACKS: list[str] = []
+
+
+def test_complex_values_flowing_through_cond_are_rewritten_on_both_sides():
+    # The branches are subgraphs: Inductor runs the pre-grad pass on each of
+    # them too, so their complex math is rewritten, bridged only at the edges.
+    def fn(x, t, p):
+        z = torch.view_as_complex(x) * t
+
+        def yes(z):
+            return z * 2j
+
+        def no(z):
+            return z * t
+
+        w = torch.cond(p.sum() > 0, yes, no, (z,))
+        return torch.view_as_real(w * t)
+
+    x, t = torch.randn(4, 3, 2), torch.randn(3, dtype=torch.complex64)
+    for p in (torch.ones(1), -torch.ones(1)):
+        report, fallbacks = compile_and_compare(fn, x, t, p, grad=False)
+        assert fallbacks.beyond_views == [], fallbacks.ops
+        bridged = [d.op for d in report.decisions if d.action == "bridged"]
+        assert bridged == ["torch.ops.higher_order.cond"], report.format()
