@@ -217,7 +217,6 @@ class ComplexRewriter:
                 view = self.graph.call_function(torch.view_as_real, (value,))
             self._propagate([view], value)
             self.entry_views[value] = view
-            self.report.add(value, "torch.view_as_real", "entry_view")
         return self.entry_views[value]
 
     def _complex_view(self, value: Node, user: Node) -> Node:
@@ -269,6 +268,10 @@ class ComplexRewriter:
 
     # ---------------------------------------------------------------- clean
     def _clean(self) -> None:
+        # Entry views made for a rule that then refused have no users: not reported.
+        for value, view in self.entry_views.items():
+            if view.users:
+                self.report.add(value, "torch.view_as_real", "entry_view")
         for node in reversed(self.replaced):
             if not node.users:
                 self.graph.erase_node(node)
