@@ -49,8 +49,24 @@ def dynamo_graph(fn, *args, dynamic=False) -> torch.fx.GraphModule:
     return captured[0]
 
 
-def aten_graph(module: torch.nn.Module, *args, dynamic_shapes=None) -> torch.fx.GraphModule:
-    """The aten-level graph torch.export produces (what AOTInductor's hook sees)."""
+class FunctionModule(torch.nn.Module):
+    """A plain function as a module, for torch.export."""
+
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, *args):
+        return self.fn(*args)
+
+
+def aten_graph(module, *args, dynamic_shapes=None) -> torch.fx.GraphModule:
+    """The aten-level graph torch.export produces (what AOTInductor's hook sees).
+
+    ``module`` may be a plain function.
+    """
+    if not isinstance(module, torch.nn.Module):
+        module = FunctionModule(module)
     return torch.export.export(module, args, dynamic_shapes=dynamic_shapes).module()
 
 

@@ -35,14 +35,6 @@ DTYPES = [torch.complex64, torch.complex128]
 TOL = {torch.complex64: dict(rtol=2e-5, atol=1e-6), torch.complex128: dict(rtol=1e-12, atol=1e-12)}
 
 
-class _Wrap(nn.Module):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, *args):
-        return self.fn(*args)
-
 
 def edge_grid(dtype):
     """Every pair of edge values as one complex vector (324 elements)."""
@@ -78,7 +70,7 @@ def rewrite_and_compare(fn, *args, dtype=torch.complex64):
     expected = fn(*args)
     actual, dyn_report, gm = _run_dynamo(fn, args)
     _compare(actual, expected, dtype)
-    export_gm = aten_graph(_Wrap(fn), *args)
+    export_gm = aten_graph(fn, *args)
     aten_report = run_pass(export_gm)
     _compare(export_gm(*args), expected, dtype)
     for report in (dyn_report, aten_report):

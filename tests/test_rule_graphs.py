@@ -17,16 +17,7 @@ from complex_testing import (
     normalize_graph,
     run_pass,
 )
-from torch import nn
 
-
-class _Wrap(nn.Module):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, *args):
-        return self.fn(*args)
 
 
 def _rewrite_both(fn, *args):
@@ -35,7 +26,7 @@ def _rewrite_both(fn, *args):
     dynamo_gm = dynamo_graph(fn, *args)
     dynamo_report = run_pass(dynamo_gm)
     assert_close(dynamo_gm(*args), expected if isinstance(expected, tuple) else (expected,) if not isinstance(expected, list) else expected)
-    export_gm = aten_graph(_Wrap(fn), *args)
+    export_gm = aten_graph(fn, *args)
     aten_report = run_pass(export_gm)
     assert_close(export_gm(*args), expected)
     return normalize_graph(dynamo_gm), normalize_graph(export_gm), dynamo_report, aten_report
