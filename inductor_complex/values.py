@@ -85,7 +85,3 @@ def holds_complex(value: Any) -> bool:
     if isinstance(value, (list, tuple)):
         return any(holds_complex(v) for v in value)
     return is_complex_tensor(value)
-
-
-def is_complex_node(node: Any) -> bool:
-    return is_complex_tensor(fake_value(node))

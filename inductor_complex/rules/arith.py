@@ -15,8 +15,15 @@ from __future__ import annotations
 import torch
 
 from ..values import Pair, real_dtype
-from .common import broadcast_parts, is_scalar, is_tensor_proxy, pair_data, require_complex_out
-from .pair_math import ScalarOps, is_tensor, op_dtype, pack, promoted_parts, round_to
+from .common import (
+    broadcast_parts,
+    is_scalar,
+    is_tensor_proxy,
+    pair_data,
+    require_complex_out,
+    round_to,
+)
+from .pair_math import ScalarOps, is_tensor, op_dtype, pack, promoted_parts
 from .registry import Unsupported, rule
 
 

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import ctypes
 from typing import Any
 
 import torch
 import torch.fx
 
-from ..values import Pair, complex_dtype, fake_value, real_dtype
+from ..values import Pair, fake_value, real_dtype
 from .registry import Unsupported
 
 
@@ -68,12 +69,25 @@ def is_scalar(value: Any) -> bool:
     return isinstance(value, (int, float, complex)) and not isinstance(value, bool)
 
 
+def round_to(x: float, part: torch.dtype) -> float:
+    """A Python float rounded to ``part`` (C cast semantics: overflow gives inf).
+
+    Eager casts a wrapped Python number to the op's ``complex<float>`` or
+    ``complex<double>`` before any arithmetic.
+    """
+    if part == torch.float32:
+        return ctypes.c_float(x).value
+    if part == torch.float64:
+        return float(x)
+    raise Unsupported(f"scalar math in {part}")
+
+
 def parts(value: Any, dtype: torch.dtype):
     """(re, im) of an operand promoted to complex ``dtype``'s part dtype.
 
-    Real operands get a zero imaginary part (the Python number 0.0) so the
-    emitted math keeps eager's terms, including eager's ``x * 0`` NaN/inf
-    behaviour for non-finite values.
+    Python numbers are rounded to the part dtype; real operands get a zero
+    imaginary part (the Python number 0.0) so the emitted math keeps eager's
+    terms, including eager's ``x * 0`` NaN/inf behaviour for non-finite values.
     """
     part = real_dtype(dtype)
     if isinstance(value, Pair):
@@ -81,7 +95,7 @@ def parts(value: Any, dtype: torch.dtype):
         return data[..., 0], data[..., 1]
     if is_scalar(value):
         value = complex(value)
-        return value.real, value.imag
+        return round_to(value.real, part), round_to(value.imag, part)
     if is_tensor_proxy(value):
         return cast(value, fake(value).dtype, part), 0.0
     raise Unsupported(f"operand {value!r} is neither complex, real tensor nor number")
@@ -113,12 +127,6 @@ def pair_data(value: Any, dtype: torch.dtype):
 def cast(data: Any, have: torch.dtype, want: torch.dtype):
     """``data.to(want)`` only when it changes something (no no-op nodes)."""
     return data if have == want else data.to(want)
-
-
-def result_dtype(out: Any) -> torch.dtype:
-    if not isinstance(out, torch.Tensor):
-        raise Unsupported("result is not a tensor")
-    return complex_dtype(out.dtype) if out.is_complex() else out.dtype
 
 
 def shape_args(sizes: tuple) -> list:

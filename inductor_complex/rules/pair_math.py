@@ -14,15 +14,14 @@ scalar CPU loops disagree with each other, the rules follow the vectorized one.
 
 from __future__ import annotations
 
-import ctypes
 import math
 
 import torch
 import torch.fx
 from torch.fx.experimental.symbolic_shapes import statically_known_true
 
-from ..values import Pair, real_dtype
-from .common import cast, fake, is_scalar, is_tensor_proxy, require_complex_out
+from ..values import Pair
+from .common import fake, is_tensor_proxy, parts, require_complex_out, round_to
 from .registry import Unsupported
 
 Proxy = torch.fx.Proxy
@@ -34,15 +33,6 @@ def op_dtype(out) -> torch.dtype:
     if out.dtype not in SUPPORTED_DTYPES:
         raise Unsupported(f"{out.dtype} (eager computes it in a wider opmath type)")
     return out.dtype
-
-
-def round_to(x: float, part: torch.dtype) -> float:
-    """A Python float rounded to ``part`` (C cast semantics: overflow gives inf)."""
-    if part == torch.float32:
-        return ctypes.c_float(x).value
-    if part == torch.float64:
-        return float(x)
-    raise Unsupported(f"scalar math in {part}")
 
 
 def is_tensor(x) -> bool:
@@ -103,19 +93,10 @@ class ScalarOps:
 
 
 def promoted_parts(value, dtype):
-    """(re, im) promoted to ``dtype``'s parts; numbers rounded, real tensors with im 0."""
-    part = real_dtype(dtype)
-    if isinstance(value, Pair):
-        if value.dtype not in SUPPORTED_DTYPES:
-            raise Unsupported(f"{value.dtype} operand")
-        data = cast(value.data, value.part_dtype, part)
-        return data[..., 0], data[..., 1]
-    if is_scalar(value):
-        value = complex(value)
-        return round_to(value.real, part), round_to(value.imag, part)
-    if is_tensor_proxy(value):
-        return cast(value, fake(value).dtype, part), 0.0
-    raise Unsupported(f"operand {value!r} is neither complex, real tensor nor number")
+    """:func:`~.common.parts`, refusing complex operands eager computes in a wider type."""
+    if isinstance(value, Pair) and value.dtype not in SUPPORTED_DTYPES:
+        raise Unsupported(f"{value.dtype} operand")
+    return parts(value, dtype)
 
 
 def operand_shape(value):

@@ -40,7 +40,8 @@ import torch
 
 from ..values import Pair, real_dtype
 from .arith import smith_divide
-from .pair_math import ScalarOps, op_dtype, pack, round_to
+from .common import round_to
+from .pair_math import ScalarOps, op_dtype, pack
 from .registry import Unsupported, rule
 from .transcendental import exp as _exp_rule
 from .transcendental import log as _log_rule
