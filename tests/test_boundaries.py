@@ -60,9 +60,10 @@ def test_graph_without_complex_values_is_left_exactly_as_it_was():
     assert report.decisions == []
 
 
-def test_graph_the_pass_cannot_understand_is_left_unchanged(caplog):
-    # A graph whose metadata claims complex values but whose nodes are nonsense
-    # to every rule (no fake mode, an unknown callable on complex data).
+def test_graph_without_fake_tensors_is_left_unchanged(caplog):
+    # Metadata claims complex values, but there is no fake mode to run rules
+    # under and the only op is an unknown callable: the pass must not touch it.
+    # (A rewrite that fails midway is covered by the undo test below.)
     graph = torch.fx.Graph()
     z = graph.placeholder("z")
     z.meta["val"] = torch.empty(3, dtype=torch.complex64, device="meta")
