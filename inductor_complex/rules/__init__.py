@@ -8,6 +8,7 @@ from . import (  # noqa: F401
     indexing,
     inplace,
     linalg,
+    log1p,
     losses,
     predicates,
     reductions,
