@@ -252,3 +252,17 @@ def test_compiled_model_with_forced_fused_path_matches_eager_forward_and_backwar
     for got, want in zip(compiled_args, eager_args):
         torch.testing.assert_close(got.grad, want.grad, atol=1e-5, rtol=1e-5)
     assert len(_fused(complex_pass.last_report)) == 2
+
+
+def test_head_first_q_and_k_with_different_head_counts_share_one_launch():
+    table = precompute_freqs_cis(8, 6)
+
+    def rotary(q, k):  # [B, H, S, D] with 4 q heads and 2 k heads
+        qc = torch.view_as_complex(q.reshape(*q.shape[:-1], -1, 2))
+        kc = torch.view_as_complex(k.reshape(*k.shape[:-1], -1, 2))
+        freqs = table[None, None]
+        return torch.view_as_real(qc * freqs).flatten(3), torch.view_as_real(kc * freqs).flatten(3)
+
+    gm, report = _check_rewritten(rotary, torch.randn(2, 4, 6, 8), torch.randn(2, 2, 6, 8))
+    assert len(_fused(report)) == 2
+    assert _kernel_calls(gm) == 1

@@ -214,8 +214,8 @@ def _pair_up(sites: list[RotarySite], order: dict[Node, int]) -> list[list[Rotar
                 continue
             # The launch goes where both inputs exist and before either result is used.
             launch_at = max(order[q.mul], order[k.mul])
-            first_use = min(order[user] for site in (q, k) for user in site.last.users) if (q.last.users or k.last.users) else len(order)
-            if launch_at < first_use:
+            uses = [order[user] for site in (q, k) for user in site.last.users]
+            if launch_at < min(uses, default=len(order)):
                 group.append(k)
                 used.add(j)
                 break
@@ -227,7 +227,7 @@ def _compatible(q: RotarySite, k: RotarySite) -> bool:
     qv, kv = fake_value(q.source), fake_value(k.source)
     if q.layout != k.layout or q.out_dtype != k.out_dtype or qv.dtype != kv.dtype or qv.ndim != kv.ndim:
         return False
-    head_dim = 2 if q.layout == "bhsd" else len(qv.shape) - 2  # index of the heads dim
+    head_dim = 1 if q.layout == "bhsd" else qv.ndim - 2  # heads may differ: [B,S,H,D], [B,H,S,D], [T,H,D]
     return all(_eq(a, b) for d, (a, b) in enumerate(zip(qv.shape, kv.shape)) if d != head_dim)
 
 
