@@ -15,7 +15,13 @@ import math
 
 import pytest
 import torch
-from complex_testing import aten_graph, compile_and_compare, dynamo_graph, run_pass
+from complex_testing import (
+    assert_unary_gradients_match_eager,
+    aten_graph,
+    compile_and_compare,
+    dynamo_graph,
+    run_pass,
+)
 
 inf, nan = math.inf, math.nan
 EDGE = [
@@ -102,20 +108,7 @@ GRAD_POINTS = [
 @pytest.mark.parametrize("name", list(OPS))
 def test_gradients_match_eager(name):
     op = OPS[name]
-
-    def fn(x):
-        return torch.view_as_real(op(torch.view_as_complex(x)))
-
-    x = torch.tensor(GRAD_POINTS, dtype=torch.float64)
-    gm = dynamo_graph(fn, x)
-    report = run_pass(gm)
-    assert report.count("bridged") + report.count("kept") == 0, report.format()
-    seed = torch.randn(len(GRAD_POINTS), 2, dtype=torch.float64)
-    xe, xa = x.clone().requires_grad_(), x.clone().requires_grad_()
-    (fn(xe) * seed).sum().backward()
-    (gm(xa)[0] * seed).sum().backward()
-    assert torch.isfinite(xa.grad).all()
-    torch.testing.assert_close(xa.grad, xe.grad, rtol=1e-10, atol=1e-10)
+    assert_unary_gradients_match_eager(op, GRAD_POINTS)
 
 
 def test_compiled_chain_forward_backward():

@@ -19,7 +19,6 @@ from complex_testing import (
 )
 
 
-
 def _rewrite_both(fn, *args):
     """(dynamo dump, aten dump, dynamo report, aten report), numerics checked."""
     expected = fn(*args)

@@ -17,6 +17,7 @@ import expecttest
 import pytest
 import torch
 from complex_testing import (
+    assert_unary_gradients_match_eager,
     aten_graph,
     compile_and_compare,
     dynamo_graph,
@@ -102,19 +103,7 @@ def test_gradients_match_eager(name):
     else:
         points = GRAD_POINTS
 
-    def fn(x):
-        return torch.view_as_real(op(torch.view_as_complex(x)))
-
-    x = torch.tensor(points, dtype=torch.float64)
-    gm = dynamo_graph(fn, x)
-    report = run_pass(gm)
-    assert report.count("bridged") + report.count("kept") == 0, report.format()
-    seed = torch.randn(len(points), 2, dtype=torch.float64)
-    xe, xa = x.clone().requires_grad_(), x.clone().requires_grad_()
-    (fn(xe) * seed).sum().backward()
-    (gm(xa)[0] * seed).sum().backward()
-    assert torch.isfinite(xa.grad).all()
-    torch.testing.assert_close(xa.grad, xe.grad, rtol=1e-10, atol=1e-10)
+    assert_unary_gradients_match_eager(op, points)
 
 
 def test_compiled_chain_forward_backward():

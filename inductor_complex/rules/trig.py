@@ -190,48 +190,41 @@ def _tanh_parts(a, b, dtype):
     return torch.where(finite, re, re_sp), torch.where(finite, im, im_sp)
 
 
-def _require_pair(z, name):
+def _unary_dtype(z, out, name) -> torch.dtype:
+    """The complex dtype of a unary op on ``z``; refuses a real or promoted operand."""
     if not isinstance(z, Pair):
         raise Unsupported(f"{name} of a real tensor")
+    dtype = op_dtype(out)
+    if z.dtype != dtype:
+        raise Unsupported("operand dtype differs from the result's")
+    return dtype
 
 
 @rule("sinh")
 def sinh(z, *, out):
     """glibc ``csinh``."""
-    _require_pair(z, "sinh")
-    dtype = op_dtype(out)
-    if z.dtype != dtype:
-        raise Unsupported("operand dtype differs from the result's")
+    dtype = _unary_dtype(z, out, "sinh")
     return pack(*_sinh_parts(z.re, z.im, dtype), out)
 
 
 @rule("cosh")
 def cosh(z, *, out):
     """glibc ``ccosh``."""
-    _require_pair(z, "cosh")
-    dtype = op_dtype(out)
-    if z.dtype != dtype:
-        raise Unsupported("operand dtype differs from the result's")
+    dtype = _unary_dtype(z, out, "cosh")
     return pack(*_cosh_parts(z.re, z.im, dtype), out)
 
 
 @rule("tanh")
 def tanh(z, *, out):
     """glibc ``ctanh``."""
-    _require_pair(z, "tanh")
-    dtype = op_dtype(out)
-    if z.dtype != dtype:
-        raise Unsupported("operand dtype differs from the result's")
+    dtype = _unary_dtype(z, out, "tanh")
     return pack(*_tanh_parts(z.re, z.im, dtype), out)
 
 
 @rule("sin")
 def sin(z, *, out):
     """glibc ``csin``: ``-i sinh(iz)``, i.e. ``sinh(-b + ia) = (p, q)`` gives ``(q, -p)``."""
-    _require_pair(z, "sin")
-    dtype = op_dtype(out)
-    if z.dtype != dtype:
-        raise Unsupported("operand dtype differs from the result's")
+    dtype = _unary_dtype(z, out, "sin")
     a, b = z.re, z.im
     p, q = _sinh_parts(-b, a, dtype)
     # glibc's own csin differs from the identity in one corner: an infinite
@@ -243,20 +236,14 @@ def sin(z, *, out):
 @rule("cos")
 def cos(z, *, out):
     """glibc ``ccos``: ``ccosh(-b + ia)``."""
-    _require_pair(z, "cos")
-    dtype = op_dtype(out)
-    if z.dtype != dtype:
-        raise Unsupported("operand dtype differs from the result's")
+    dtype = _unary_dtype(z, out, "cos")
     return pack(*_cosh_parts(-z.im, z.re, dtype), out)
 
 
 @rule("tan")
 def tan(z, *, out):
     """glibc ``ctan``: ``-i tanh(iz)``, i.e. ``tanh(-b + ia) = (p, q)`` gives ``(q, -p)``."""
-    _require_pair(z, "tan")
-    dtype = op_dtype(out)
-    if z.dtype != dtype:
-        raise Unsupported("operand dtype differs from the result's")
+    dtype = _unary_dtype(z, out, "tan")
     p, q = _tanh_parts(-z.im, z.re, dtype)
     return pack(q, -p, out)
 
@@ -269,10 +256,7 @@ def tan(z, *, out):
 def log2(z, *, out):
     """Vectorized ``log2``: ``log(z) / ln 2`` (``_mm512_set1_ps(std::log(2))``),
     both parts divided by the constant rounded to the part dtype."""
-    _require_pair(z, "log2")
-    dtype = op_dtype(out)
-    if z.dtype != dtype:
-        raise Unsupported("operand dtype differs from the result's")
+    dtype = _unary_dtype(z, out, "log2")
     pair = _log_rule(z, out=out)
     return pair.with_data(pair.data / round_to(math.log(2.0), real_dtype(dtype)))
 
@@ -280,10 +264,7 @@ def log2(z, *, out):
 @rule("log10")
 def log10(z, *, out):
     """Vectorized ``log10``: ``log(z) / ln 10`` (constant rounded to the part dtype)."""
-    _require_pair(z, "log10")
-    dtype = op_dtype(out)
-    if z.dtype != dtype:
-        raise Unsupported("operand dtype differs from the result's")
+    dtype = _unary_dtype(z, out, "log10")
     pair = _log_rule(z, out=out)
     return pair.with_data(pair.data / round_to(math.log(10.0), real_dtype(dtype)))
 
@@ -291,10 +272,7 @@ def log10(z, *, out):
 @rule("exp2")
 def exp2(z, *, out):
     """Vectorized ``exp2``: ``exp(z · c10::ln_2<T>)``, both parts scaled."""
-    _require_pair(z, "exp2")
-    dtype = op_dtype(out)
-    if z.dtype != dtype:
-        raise Unsupported("operand dtype differs from the result's")
+    dtype = _unary_dtype(z, out, "exp2")
     scaled = z.with_data(z.data * round_to(math.log(2.0), real_dtype(dtype)))
     return _exp_rule(scaled, out=out)
 
@@ -302,10 +280,7 @@ def exp2(z, *, out):
 @rule("rsqrt")
 def rsqrt(z, *, out):
     """Vectorized ``rsqrt``: ``sqrt().reciprocal()``."""
-    _require_pair(z, "rsqrt")
-    dtype = op_dtype(out)
-    if z.dtype != dtype:
-        raise Unsupported("operand dtype differs from the result's")
+    dtype = _unary_dtype(z, out, "rsqrt")
     root = _sqrt_rule(z, out=out)
     # arith's reciprocal (c10's Smith division of 1 + 0i), on the traced root.
     re, im = smith_divide(1.0, 0.0, root.re, root.im, ScalarOps(real_dtype(dtype)))
@@ -315,10 +290,7 @@ def rsqrt(z, *, out):
 @rule("expm1")
 def expm1(z, *, out):
     """c10's ``expm1``: ``(expm1 x · cos y - 2 sin²(y/2), e^x · sin y)``."""
-    _require_pair(z, "expm1")
-    dtype = op_dtype(out)
-    if z.dtype != dtype:
-        raise Unsupported("operand dtype differs from the result's")
+    _unary_dtype(z, out, "expm1")
     x, y = z.re, z.im
     h = torch.sin(y * 0.5)
     er = torch.expm1(x) * torch.cos(y) - 2.0 * h * h
