@@ -65,6 +65,21 @@ def _abs_one_sided(a, neg):
     return torch.where(neg, -a, a)
 
 
+def _past_threshold(rx, big, sin_b, cos_b, t, exp_t, half_exp_t, finfo):
+    """glibc's products for ``|a| > t``: ``e^|a|/2 · (cos b, sin b)``, with
+    ``e^|a|`` applied in steps of ``e^t`` and capped at the largest finite
+    value past ``3t``, so a finite result never overflows early."""
+    rx1 = torch.where(big, rx, t + 1.0) - t
+    s1, c1 = sin_b * half_exp_t, cos_b * half_exp_t
+    big2 = rx1 > t
+    rx2 = torch.where(big2, rx1 - t, rx1)
+    s2 = torch.where(big2, s1 * exp_t, s1)
+    c2 = torch.where(big2, c1 * exp_t, c1)
+    big3 = rx2 > t
+    ev = torch.where(big3, finfo.max, torch.exp(torch.where(big3, 0.0, rx2)))
+    return ev * c2, ev * s2
+
+
 def _sinh_parts(a, b, dtype):
     """glibc ``csinh(a + ib)`` as (re, im)."""
     part, finfo, max_exp = _consts(dtype)
@@ -81,16 +96,9 @@ def _sinh_parts(a, b, dtype):
     re_small = torch.sinh(rx_small) * c
     im_small = torch.cosh(rx_small) * s
     # |a| > t: e^|a| applied in steps of e^t.
-    rx1 = torch.where(big, rx, t + 1.0) - t
-    s1, c1 = s * half_exp_t, c * half_exp_t
-    big2 = rx1 > t
-    rx2 = torch.where(big2, rx1 - t, rx1)
-    s2 = torch.where(big2, s1 * exp_t, s1)
-    c2 = torch.where(big2, c1 * exp_t, c1)
-    big3 = rx2 > t
-    ev = torch.where(big3, finfo.max, torch.exp(torch.where(big3, 0.0, rx2)))
-    re = torch.where(big, ev * c2, re_small)
-    im = torch.where(big, ev * s2, im_small)
+    large_re, large_im = _past_threshold(rx, big, s, c, t, exp_t, half_exp_t, finfo)
+    re = torch.where(big, large_re, re_small)
+    im = torch.where(big, large_im, im_small)
     # Special values (glibc's classification branches), on detached inputs.
     ad, bd, cd, sd = a.detach(), b.detach(), c.detach(), s.detach()
     a_fin, b_fin = torch.isfinite(ad), torch.isfinite(bd)
@@ -125,16 +133,9 @@ def _cosh_parts(a, b, dtype):
     im_small = torch.sinh(a_small) * s
     # |a| > t: e^|a| applied in steps of e^t, sin b carrying the sign of a.
     sn = torch.where(neg, -s, s)
-    rx1 = torch.where(big, rx, t + 1.0) - t
-    s1, c1 = sn * half_exp_t, c * half_exp_t
-    big2 = rx1 > t
-    rx2 = torch.where(big2, rx1 - t, rx1)
-    s2 = torch.where(big2, s1 * exp_t, s1)
-    c2 = torch.where(big2, c1 * exp_t, c1)
-    big3 = rx2 > t
-    ev = torch.where(big3, finfo.max, torch.exp(torch.where(big3, 0.0, rx2)))
-    re = torch.where(big, ev * c2, re_small)
-    im = torch.where(big, ev * s2, im_small)
+    large_re, large_im = _past_threshold(rx, big, sn, c, t, exp_t, half_exp_t, finfo)
+    re = torch.where(big, large_re, re_small)
+    im = torch.where(big, large_im, im_small)
     ad, bd, cd, sd = a.detach(), b.detach(), c.detach(), s.detach()
     a_fin, b_fin = torch.isfinite(ad), torch.isfinite(bd)
     a_inf = torch.isinf(ad)
