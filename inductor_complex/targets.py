@@ -82,6 +82,18 @@ _ALIASES = {
     "sym_size": "size",
     "moveaxis": "movedim",
     "linalg_vector_norm": "vector_norm",
+    "arcsin": "asin",
+    "arccos": "acos",
+    "arctan": "atan",
+    "arcsinh": "asinh",
+    "arccosh": "acosh",
+    "arctanh": "atanh",
+    "arcsin_": "asin_",
+    "arccos_": "acos_",
+    "arctan_": "atan_",
+    "arcsinh_": "asinh_",
+    "arccosh_": "acosh_",
+    "arctanh_": "atanh_",
 }
 
 # Namespaces whose functions are called by their own name.
