@@ -9,6 +9,7 @@ graphs. It never raises: a graph it cannot handle is left exactly as it was.
 
 from __future__ import annotations
 
+import collections
 import functools
 import logging
 import pathlib
@@ -24,6 +25,7 @@ from .rotary.pattern import fuse_rotary_sites
 log = logging.getLogger(__name__)
 
 _PACKAGE_DIR = pathlib.Path(__file__).parent
+REPORTS_KEPT = 64  # recent graphs whose reports `ComplexToRealPass.reports` keeps
 
 
 @functools.lru_cache(1)
@@ -46,6 +48,10 @@ class ComplexToRealPass(CustomGraphPass):
             raise TypeError(f"fused_rotary must be None, True or False, got {fused_rotary!r}")
         self.fused_rotary = fused_rotary
         self.last_report: Report | None = None
+        # Inductor calls the pass once per graph, higher-order-op bodies
+        # (torch.cond branches, checkpointed regions) before their parent, so
+        # `last_report` alone would hide what happened inside them.
+        self.reports: collections.deque[Report] = collections.deque(maxlen=REPORTS_KEPT)
 
     def __deepcopy__(self, memo):
         # Inductor deep-copies configs (AOTInductor's inductor_configs); the pass
@@ -67,6 +73,7 @@ class ComplexToRealPass(CustomGraphPass):
     def __call__(self, graph: torch.fx.Graph) -> None:
         report = Report()
         self.last_report = report
+        self.reports.append(report)
         rewriter = None
         try:
             if not graph_has_complex(graph):

@@ -1,10 +1,11 @@
 """``explain(fn, *args)``: what the pass does to a function, without compiling it.
 
 Runs ``fn`` once under Dynamo with a backend that applies the pass to each
-captured graph and then runs the rewritten graph eagerly (no Inductor code
-generation, so it is quick), and collects every decision: rewritten, bridged
-or kept (with the reason and the source line), fused, and the zero-copy views
-at the graph's edges.
+captured graph, and to the bodies of its higher-order ops first as Inductor
+does, then runs the rewritten graph eagerly (no Inductor code generation, so
+it is quick), and collects every decision: rewritten, bridged or kept (with
+the reason and the source line), fused, and the zero-copy views at the
+graph's edges.
 """
 
 from __future__ import annotations
@@ -21,28 +22,48 @@ from .report import Report
 class Explanation:
     reports: list[Report]
     output: object
+    # One per report: "graph 0", or "graph 0 / true_graph_0" for a higher-order op's body.
+    graph_names: list[str] = dataclasses.field(default_factory=list)
 
     def count(self, action: str) -> int:
         return sum(report.count(action) for report in self.reports)
 
     def __str__(self) -> str:
         parts = []
-        for i, report in enumerate(self.reports):
+        names = self.graph_names or [f"graph {i}" for i in range(len(self.reports))]
+        for name, report in zip(names, self.reports):
             summary = ", ".join(f"{n} {action}" for action, n in sorted(report.summary().items())) or "no complex values"
-            parts.append(f"graph {i}: {summary}\n{report.format()}")
+            parts.append(f"{name}: {summary}\n{report.format()}")
         return "\n\n".join(parts) if parts else "no graphs captured"
 
 
 def explain(fn, *args, **options) -> Explanation:
     """Apply ``ComplexToRealPass(**options)`` to each graph Dynamo captures from ``fn(*args)``."""
     reports: list[Report] = []
+    names: list[str] = []
+    complex_pass = ComplexToRealPass(**options)
 
-    def backend(gm: torch.fx.GraphModule, example_inputs):
-        complex_pass = ComplexToRealPass(**options)
+    def apply(gm: torch.fx.GraphModule, name: str) -> None:
+        for attr in subgraph_names(gm):
+            apply(getattr(gm, attr), f"{name} / {attr}")
         complex_pass(gm.graph)
         gm.recompile()
         reports.append(complex_pass.last_report)
+        names.append(name)
+
+    def backend(gm: torch.fx.GraphModule, example_inputs):
+        apply(gm, f"graph {sum(1 for n in names if '/' not in n)}")
         return gm.forward
 
     output = torch.compile(fn, backend=backend)(*args)
-    return Explanation(reports, output)
+    return Explanation(reports, output, names)
+
+
+def subgraph_names(gm: torch.fx.GraphModule) -> list[str]:
+    """The attributes of ``gm`` holding higher-order-op bodies (``torch.cond``'s
+    branches, checkpointed regions), which Inductor's pre-grad passes visit first."""
+    names = []
+    for node in gm.graph.nodes:
+        if node.op == "get_attr" and isinstance(getattr(gm, node.target, None), torch.fx.GraphModule):
+            names.append(node.target)
+    return list(dict.fromkeys(names))

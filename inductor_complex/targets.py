@@ -108,8 +108,17 @@ _NAMESPACE_PREFIXES = (
 )
 _NAMESPACES = tuple(namespace for namespace, _ in _NAMESPACE_PREFIXES)
 
+# torch.fft's functions are torch._C._fft's under other names (`fft` is
+# `fft_fft`), and Dynamo records the C function: map them back.
+_FFT_FUNCTIONS = {getattr(torch.fft, name): name for name in torch.fft.__all__ if callable(getattr(torch.fft, name))}
+
 
 def _function_name(target: Any) -> str | None:
+    try:
+        if target in _FFT_FUNCTIONS:
+            return _FFT_FUNCTIONS[target]
+    except TypeError:  # an unhashable target
+        pass
     name = getattr(target, "__name__", None)
     if name is None:
         return None

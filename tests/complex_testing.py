@@ -99,11 +99,14 @@ def clone_args(args, requires_grad=False):
     return out
 
 
-def compile_and_compare(fn, *args, dynamic=None, grad=True, options=None, mark_dynamic=None, **tol):
+def compile_and_compare(
+    fn, *args, dynamic=None, grad=True, options=None, mark_dynamic=None, complex_pass=None, **tol
+):
     """Compile ``fn`` with the pass, compare outputs and input gradients with eager.
 
-    Returns ``(report, fallbacks)``: what the pass did and which complex ops
-    Inductor still refused.
+    Returns ``(report, fallbacks)``: what the pass did to the last graph and which
+    complex ops Inductor still refused. Pass ``complex_pass`` to read the reports
+    of every graph afterwards.
     """
     options = {"fused_rotary": False, **(options or {})}
     eager_args = clone_args(args, requires_grad=grad)
@@ -113,7 +116,8 @@ def compile_and_compare(fn, *args, dynamic=None, grad=True, options=None, mark_d
             torch._dynamo.mark_dynamic(compiled_args[index], dim)
     expected = fn(*eager_args)
     torch._dynamo.reset()
-    complex_pass = ComplexToRealPass(**options)
+    if complex_pass is None:
+        complex_pass = ComplexToRealPass(**options)
     compiled = torch.compile(fn, dynamic=dynamic, options={"pre_grad_custom_pass": complex_pass}, fullgraph=True)
     with count_complex_fallbacks() as fallbacks:
         actual = compiled(*compiled_args)

@@ -15,25 +15,25 @@ import inductor_complex
 
 
 def test_op_without_rule_mid_chain_is_bridged_and_correct(caplog):
-    # cumprod has no rule: the chain is rewritten up to it, bridged around it,
-    # and rewritten again after it.
+    # An FFT has no real-pair rule: the chain is rewritten up to it, bridged
+    # around it, and rewritten again after it.
     def fn(x, t):
         z = torch.view_as_complex(x) * t
-        w = torch.cumprod(z, dim=0)
+        w = torch.fft.fft(z, dim=0)
         return torch.view_as_real(w * t)
 
     with caplog.at_level(logging.INFO, logger="inductor_complex"):
         report, fallbacks = compile_and_compare(fn, torch.randn(4, 3, 2), torch.randn(3, dtype=torch.complex64))
     assert report.count("bridged") == 1 and report.count("rewritten") >= 3
     bridged = [d for d in report.decisions if d.action == "bridged"]
-    assert bridged[0].op == "torch.cumprod" and "no rule for cumprod" in bridged[0].reason
+    assert bridged[0].op == "torch.fft.fft" and "no rule for fft" in bridged[0].reason
     # The log names the op and the user's source line.
     message = next(r.getMessage() for r in caplog.records if "bridged" in r.getMessage())
-    assert "torch.cumprod" in message and "w = torch.cumprod(z, dim=0)" in message
+    assert "torch.fft.fft" in message and "w = torch.fft.fft(z, dim=0)" in message
     assert "test_boundaries.py" in message
-    # Inductor still runs cumprod (and, in backward, its complex derivative)
-    # eagerly; the multiplications around it became generated code.
-    assert "aten.cumprod.default" in fallbacks.beyond_views
+    # Inductor still runs the FFT (forward and backward) eagerly; the
+    # multiplications around it became generated code.
+    assert "aten._fft_c2c.default" in fallbacks.beyond_views
     assert not any("mul" in op for op in fallbacks.ops), fallbacks.ops
     assert counters["inductor_complex"]["bridged"] == 1
 
@@ -135,11 +135,29 @@ def test_writes_into_a_complex_input_reach_the_callers_tensor_when_compiled():
 def test_explain_lists_decisions_with_reasons_and_runs_the_function():
     def fn(x, t):
         z = torch.view_as_complex(x) * t
-        return torch.view_as_real(torch.cumprod(z, 0) * t)
+        return torch.view_as_real(torch.fft.fft(z, dim=0) * t)
 
     x, t = torch.randn(4, 3, 2), torch.randn(3, dtype=torch.complex64)
     explanation = inductor_complex.explain(fn, x, t)
     torch.testing.assert_close(explanation.output, fn(x, t))
     assert explanation.count("bridged") == 1 and explanation.count("rewritten") >= 3
     text = str(explanation)
-    assert "bridged" in text and "no rule for cumprod" in text and "torch.cumprod(z, 0)" in text
+    assert "bridged" in text and "no rule for fft" in text and "torch.fft.fft(z, dim=0)" in text
+
+
+def test_explain_enters_higher_order_op_bodies_first_as_inductor_does():
+    def inner(z):
+        return (z * z.conj()).exp()
+
+    def fn(z):
+        return torch.utils.checkpoint.checkpoint(inner, z, use_reentrant=False).abs()
+
+    z = torch.randn(4, dtype=torch.complex64)
+    explanation = inductor_complex.explain(fn, z)
+    torch.testing.assert_close(explanation.output, fn(z))
+    assert len(explanation.graph_names) == 2, str(explanation)
+    body_name, parent_name = explanation.graph_names
+    assert parent_name == "graph 0" and body_name.startswith("graph 0 / "), explanation.graph_names
+    body, parent = explanation.reports
+    assert body.count("rewritten") == 3 and body.count("bridged") + body.count("kept") == 0, str(explanation)
+    assert "tag_activation_checkpoint" in str(explanation)
