@@ -112,12 +112,17 @@ def positive(z, *, out):
 # ---------------------------------------------------------------- division
 
 
-def smith_divide(a, b, c, d, ops: ScalarOps):
+def smith_divide(a, b, c, d, ops: ScalarOps, fma=None):
     """(a + bi) / (c + di), c10's ``operator/=`` (Smith's algorithm) term for term.
 
     ``c``/``d`` are both tensors (complex divisor), a tensor and the number 0
     (real divisor), or both numbers (a number divisor, branch chosen here).
+    ``fma(x, y, z) = x·y + z`` with one rounding, when given, replaces each
+    multiply-add the way GCC contracts them in eager's float kernels (all
+    operands must then be tensors).
     """
+    if fma is not None:
+        return _contracted_smith_divide(a, b, c, d, fma)
     if not is_tensor(c) and not is_tensor(d):
         abs_c, abs_d = abs(c), abs(d)
         if abs_c >= abs_d:
@@ -145,6 +150,23 @@ def smith_divide(a, b, c, d, ops: ScalarOps):
     zero_re = ops.div(a, torch.where(both_zero, abs_c, 1.0))
     safe_d = torch.where(both_zero, abs_d, torch.ones_like(abs_c))
     zero_im = b / safe_d if is_tensor(b) or is_tensor(safe_d) else ops.div(b, safe_d)
+    return torch.where(both_zero, zero_re, re), torch.where(both_zero, zero_im, im)
+
+
+def _contracted_smith_divide(a, b, c, d, fma):
+    """:func:`smith_divide` of tensors with ``c + d·rat``, ``a + b·rat``, ``b - a·rat``
+    (and the mirrored branch's) each one fused multiply-add."""
+    first = c.abs() >= d.abs()
+    both_zero = (c == 0) & (d == 0)
+    p = torch.where(first, c, d)
+    q = torch.where(first, d, c)
+    rat = q / p
+    scl = 1.0 / fma(q, rat, p)
+    re = torch.where(first, fma(b, rat, a), fma(a, rat, b)) * scl
+    im = torch.where(first, fma(-a, rat, b), fma(b, rat, -a)) * scl
+    # Division by 0, as in smith_divide: a / |c| and b / |d|, safe elsewhere.
+    zero_re = a / torch.where(both_zero, c.abs(), 1.0)
+    zero_im = b / torch.where(both_zero, d.abs(), 1.0)
     return torch.where(both_zero, zero_re, re), torch.where(both_zero, zero_im, im)
 
 

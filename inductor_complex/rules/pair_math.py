@@ -125,6 +125,17 @@ def pack(re, im, out, *operands) -> Pair:
     return Pair(torch.stack((re, im), -1), out.dtype, out.ndim)
 
 
+def fma_float32(x, y, z):
+    """``x·y + z`` with float32 tensors, as one fused multiply-add (what GCC
+    contracts ``x * y + z`` into in eager's ``-mfma`` CPU kernels).
+
+    The product of two float32 values is exact in float64; the sum is rounded
+    to float64 and then to float32, which differs from a single rounding only
+    when the float64 sum lands exactly halfway between two float32 values.
+    """
+    return (x.double() * y.double() + z.double()).float()
+
+
 def zero_safe(re, im):
     """(zero mask, re, im with 0+0j replaced by 1+0j) so gradients at 0 stay finite."""
     zero = (re == 0) & (im == 0)
