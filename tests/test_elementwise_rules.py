@@ -360,26 +360,50 @@ class GraphModule(torch.nn.Module):
         where: "f32[3]" = torch.where(ge, getitem_2, getitem_3)
         where_1: "f32[3]" = torch.where(ge, getitem_3, getitem_2);  getitem_3 = getitem_2 = None
         truediv_1: "f32[3]" = where_1 / where
-        mul: "f32[3]" = where_1 * truediv_1;  where_1 = None
-        add: "f32[3]" = where + mul;  where = mul = None
-        truediv_2: "f32[3]" = 1.0 / add;  add = None
-        mul_1: "f32[3]" = getitem * truediv_1
-        mul_2: "f32[3]" = getitem_1 * truediv_1;  truediv_1 = None
-        add_1: "f32[3]" = getitem + mul_2
-        add_2: "f32[3]" = mul_1 + getitem_1
-        where_2: "f32[3]" = torch.where(ge, add_1, add_2);  add_1 = add_2 = None
+        double: "f64[3]" = where_1.double();  where_1 = None
+        double_1: "f64[3]" = truediv_1.double()
+        double_2: "f64[3]" = where.double();  where = None
+        mul: "f64[3]" = double * double_1;  double = double_1 = None
+        add: "f64[3]" = mul + double_2;  mul = double_2 = None
+        float_1: "f32[3]" = add.float();  add = None
+        truediv_2: "f32[3]" = 1.0 / float_1;  float_1 = None
+        double_3: "f64[3]" = getitem_1.double()
+        double_4: "f64[3]" = truediv_1.double()
+        double_5: "f64[3]" = getitem.double()
+        mul_1: "f64[3]" = double_3 * double_4;  double_3 = double_4 = None
+        add_1: "f64[3]" = mul_1 + double_5;  mul_1 = double_5 = None
+        float_2: "f32[3]" = add_1.float();  add_1 = None
+        double_6: "f64[3]" = getitem.double()
+        double_7: "f64[3]" = truediv_1.double()
+        double_8: "f64[3]" = getitem_1.double()
+        mul_2: "f64[3]" = double_6 * double_7;  double_6 = double_7 = None
+        add_2: "f64[3]" = mul_2 + double_8;  mul_2 = double_8 = None
+        float_3: "f32[3]" = add_2.float();  add_2 = None
+        where_2: "f32[3]" = torch.where(ge, float_2, float_3);  float_2 = float_3 = None
         mul_3: "f32[3]" = where_2 * truediv_2;  where_2 = None
-        sub: "f32[3]" = getitem_1 - mul_1;  mul_1 = None
-        sub_1: "f32[3]" = mul_2 - getitem;  mul_2 = None
-        where_3: "f32[3]" = torch.where(ge, sub, sub_1);  ge = sub = sub_1 = None
-        mul_4: "f32[3]" = where_3 * truediv_2;  where_3 = truediv_2 = None
+        neg: "f32[3]" = -getitem
+        double_9: "f64[3]" = neg.double();  neg = None
+        double_10: "f64[3]" = truediv_1.double()
+        double_11: "f64[3]" = getitem_1.double()
+        mul_4: "f64[3]" = double_9 * double_10;  double_9 = double_10 = None
+        add_3: "f64[3]" = mul_4 + double_11;  mul_4 = double_11 = None
+        float_4: "f32[3]" = add_3.float();  add_3 = None
+        neg_1: "f32[3]" = -getitem
+        double_12: "f64[3]" = getitem_1.double()
+        double_13: "f64[3]" = truediv_1.double();  truediv_1 = None
+        double_14: "f64[3]" = neg_1.double();  neg_1 = None
+        mul_5: "f64[3]" = double_12 * double_13;  double_12 = double_13 = None
+        add_4: "f64[3]" = mul_5 + double_14;  mul_5 = double_14 = None
+        float_5: "f32[3]" = add_4.float();  add_4 = None
+        where_3: "f32[3]" = torch.where(ge, float_4, float_5);  ge = float_4 = float_5 = None
+        mul_6: "f32[3]" = where_3 * truediv_2;  where_3 = truediv_2 = None
         where_4: "f32[3]" = torch.where(and_, abs_1, 1.0)
         truediv_3: "f32[3]" = getitem / where_4;  getitem = where_4 = None
         ones_like: "f32[3]" = torch.ones_like(abs_1);  abs_1 = None
         where_5: "f32[3]" = torch.where(and_, abs_2, ones_like);  abs_2 = ones_like = None
         truediv_4: "f32[3]" = getitem_1 / where_5;  getitem_1 = where_5 = None
         where_6: "f32[3]" = torch.where(and_, truediv_3, mul_3);  truediv_3 = mul_3 = None
-        where_7: "f32[3]" = torch.where(and_, truediv_4, mul_4);  and_ = truediv_4 = mul_4 = None
+        where_7: "f32[3]" = torch.where(and_, truediv_4, mul_6);  and_ = truediv_4 = mul_6 = None
         stack: "f32[3, 2]" = torch.stack((where_6, where_7), -1);  where_6 = where_7 = None
         view_as_complex: "c64[3]" = torch.view_as_complex(stack);  stack = None
         return (view_as_complex,)""")

@@ -112,28 +112,25 @@ def positive(z, *, out):
 # ---------------------------------------------------------------- division
 
 
-def smith_divide(a, b, c, d, ops: ScalarOps, fma=None):
+def smith_divide(a, b, c, d, ops: ScalarOps):
     """(a + bi) / (c + di), c10's ``operator/=`` (Smith's algorithm) term for term.
 
     ``c``/``d`` are both tensors (complex divisor), a tensor and the number 0
     (real divisor), or both numbers (a number divisor, branch chosen here).
-    ``fma(x, y, z) = x·y + z`` with one rounding, when given, replaces each
-    multiply-add the way GCC contracts them in eager's float kernels (all
-    operands must then be tensors).
+    Each ``x·y ± z`` is one of ``ops``' multiply-adds, fused for complex64 as
+    GCC fuses them in eager's kernel.
     """
-    if fma is not None:
-        return _contracted_smith_divide(a, b, c, d, fma)
     if not is_tensor(c) and not is_tensor(d):
         abs_c, abs_d = abs(c), abs(d)
         if abs_c >= abs_d:
             if abs_c == 0 and abs_d == 0:
                 return ops.div(a, abs_c), ops.div(b, abs_d)
             rat = ops.div(d, c)
-            scl = ops.div(1.0, ops.add(c, ops.mul(d, rat)))
-            return ops.mul(ops.add(a, ops.mul(b, rat)), scl), ops.mul(ops.sub(b, ops.mul(a, rat)), scl)
+            scl = ops.div(1.0, ops.fma(d, rat, c))
+            return ops.mul(ops.fma(b, rat, a), scl), ops.mul(ops.fms(a, rat, b), scl)
         rat = ops.div(c, d)
-        scl = ops.div(1.0, ops.add(d, ops.mul(c, rat)))
-        return ops.mul(ops.add(ops.mul(a, rat), b), scl), ops.mul(ops.sub(ops.mul(b, rat), a), scl)
+        scl = ops.div(1.0, ops.fma(c, rat, d))
+        return ops.mul(ops.fma(a, rat, b), scl), ops.mul(ops.fmsub(b, rat, a), scl)
     abs_c = c.abs() if is_tensor(c) else abs(c)
     abs_d = d.abs() if is_tensor(d) else abs(d)
     first = abs_c >= abs_d
@@ -141,32 +138,14 @@ def smith_divide(a, b, c, d, ops: ScalarOps, fma=None):
     p = torch.where(first, c, d)
     q = torch.where(first, d, c)
     rat = q / p
-    scl = 1.0 / (p + q * rat)
-    a_rat, b_rat = ops.mul(a, rat), ops.mul(b, rat)
-    re = torch.where(first, ops.add(a, b_rat), ops.add(a_rat, b)) * scl
-    im = torch.where(first, ops.sub(b, a_rat), ops.sub(b_rat, a)) * scl
+    scl = 1.0 / ops.fma(q, rat, p)
+    re = torch.where(first, ops.fma(b, rat, a), ops.fma(a, rat, b)) * scl
+    im = torch.where(first, ops.fms(a, rat, b), ops.fmsub(b, rat, a)) * scl
     # Division by 0: a / |c| and b / |d| (|d| is +0), complex inf or NaN. The
     # denominators are 1 elsewhere so the unused branch has no inf/NaN gradient.
     zero_re = ops.div(a, torch.where(both_zero, abs_c, 1.0))
     safe_d = torch.where(both_zero, abs_d, torch.ones_like(abs_c))
     zero_im = b / safe_d if is_tensor(b) or is_tensor(safe_d) else ops.div(b, safe_d)
-    return torch.where(both_zero, zero_re, re), torch.where(both_zero, zero_im, im)
-
-
-def _contracted_smith_divide(a, b, c, d, fma):
-    """:func:`smith_divide` of tensors with ``c + d·rat``, ``a + b·rat``, ``b - a·rat``
-    (and the mirrored branch's) each one fused multiply-add."""
-    first = c.abs() >= d.abs()
-    both_zero = (c == 0) & (d == 0)
-    p = torch.where(first, c, d)
-    q = torch.where(first, d, c)
-    rat = q / p
-    scl = 1.0 / fma(q, rat, p)
-    re = torch.where(first, fma(b, rat, a), fma(a, rat, b)) * scl
-    im = torch.where(first, fma(-a, rat, b), fma(b, rat, -a)) * scl
-    # Division by 0, as in smith_divide: a / |c| and b / |d|, safe elsewhere.
-    zero_re = a / torch.where(both_zero, c.abs(), 1.0)
-    zero_im = b / torch.where(both_zero, d.abs(), 1.0)
     return torch.where(both_zero, zero_re, re), torch.where(both_zero, zero_im, im)
 
 

@@ -12,7 +12,7 @@ numpy#22611)::
 
 The kernels are compiled with ``-mfma`` and GCC contracts the multiply-adds of
 that division and product into fused multiply-adds; for complex64 the rule
-does the same (:func:`~.pair_math.fma_float32`), which matters near
+does the same (``ScalarOps.fma``), which matters near
 ``|1 + z| = 1`` where the real part is a small difference. Checked against
 eager: with the contractions, 1010 of 1024 near-zero points are bitwise equal
 and the rest differ in the last bits of glibc's ``clogf`` (without them, 184
@@ -49,7 +49,7 @@ import torch
 
 from ..values import Pair, real_dtype
 from .arith import smith_divide
-from .pair_math import ScalarOps, fma_float32, op_dtype, pack
+from .pair_math import ScalarOps, op_dtype, pack
 from .registry import Unsupported, rule
 
 
@@ -143,10 +143,9 @@ def _clog_parts(x, y, dtype):
 def log1p(z, *, out):
     """c10's CPU ``log1p``: ``log(u) · z / (u - 1)`` with ``u = 1 + z``."""
     dtype = _require(z, "log1p", out)
-    # Eager's complex64 kernel is built with FMA contraction: near |1 + z| = 1
-    # the contracted division moves the real part far beyond the last bit
-    # (1.54e-11 instead of 9.18e-12 at z = -2.71e-4 + 0.0233i), so mirror it.
-    fma = fma_float32 if dtype == torch.complex64 else None
+    # ops' multiply-adds are fused for complex64, as in eager's kernel: near
+    # |1 + z| = 1 that moves the real part far beyond the last bit (1.54e-11
+    # instead of 9.18e-12 at z = -2.71e-4 + 0.0233i).
     ops = ScalarOps(real_dtype(dtype))
     x, y = z.re, z.im
     u_re = x + 1.0
@@ -160,13 +159,10 @@ def log1p(z, *, out):
     d_im = torch.where(safe, 0.0, y)
     n_re = torch.where(safe, 1.0, x)
     n_im = torch.where(safe, 0.0, y)
-    q_re, q_im = smith_divide(n_re, n_im, d_re, d_im, ops, fma=fma)
-    if fma is None:
-        p_re = l_re * q_re - l_im * q_im
-        p_im = l_re * q_im + l_im * q_re
-    else:  # GCC fuses each part's first product with the other's result
-        p_re = fma(l_re, q_re, -(l_im * q_im))
-        p_im = fma(l_re, q_im, l_im * q_re)
+    q_re, q_im = smith_divide(n_re, n_im, d_re, d_im, ops)
+    # GCC fuses each part's first product with the other product.
+    p_re = ops.fmsub(l_re, q_re, l_im * q_im)
+    p_im = ops.fma(l_re, q_im, l_im * q_re)
     re = torch.where(is_one, x, torch.where(exact, l_re, p_re))
     im = torch.where(is_one, y, torch.where(exact, l_im, p_im))
     return pack(re, im, out)
