@@ -33,7 +33,7 @@ def _dims(z: Pair, dim) -> list[int]:
     return [pair_dim(d, z.ndim) % (z.ndim + 1) for d in dims]
 
 
-def _result_part(z: Pair, out, dtype) -> torch.dtype:
+def result_part(z: Pair, out, dtype) -> torch.dtype:
     require_complex_out(out)
     if out.dtype not in _SUPPORTED or z.dtype not in _SUPPORTED:
         raise Unsupported(f"{out.dtype} result")
@@ -46,7 +46,7 @@ def _result_part(z: Pair, out, dtype) -> torch.dtype:
 def sum_(z, dim=None, keepdim=False, *, dtype=None, out):
     if not isinstance(z, Pair):
         raise Unsupported("sum of a real tensor")
-    part = _result_part(z, out, dtype)
+    part = result_part(z, out, dtype)
     data = z.data if part == z.part_dtype else z.data.to(part)
     return Pair(data.sum(_dims(z, dim), keepdim=keepdim), out.dtype, out.ndim)
 
@@ -55,7 +55,7 @@ def sum_(z, dim=None, keepdim=False, *, dtype=None, out):
 def mean(z, dim=None, keepdim=False, *, dtype=None, out):
     if not isinstance(z, Pair):
         raise Unsupported("mean of a real tensor")
-    part = _result_part(z, out, dtype)
+    part = result_part(z, out, dtype)
     dims = _dims(z, dim)
     full = fake(z.data).shape
     count = 1
@@ -84,7 +84,7 @@ def cumsum(z, dim, *, dtype=None, out):
         raise Unsupported("cumsum of a real tensor")
     if z.ndim == 0:
         raise Unsupported("cumsum of a 0-d complex tensor (its dim 0 is not the pair dim)")
-    part = _result_part(z, out, dtype)
+    part = result_part(z, out, dtype)
     data = z.data if part == z.part_dtype else z.data.to(part)
     return z.with_data(data.cumsum(pair_dim(dim, z.ndim)), out.dtype)
 
