@@ -29,7 +29,9 @@ from torch.utils._pytree import tree_flatten, tree_unflatten
 
 FULL = os.environ.get("INDUCTOR_COMPLEX_FULL_SWEEP") == "1"
 CI_OPS = 60  # first ops alphabetically in CI
-SAMPLES = 6 if FULL else 2
+# A comma-separated list of OpInfo names sweeps only those (all their samples), e.g. while writing a rule.
+ONLY = [name for name in os.environ.get("INDUCTOR_COMPLEX_SWEEP_OPS", "").split(",") if name]
+SAMPLES = 6 if FULL or ONLY else 2
 RESULTS = pathlib.Path(__file__).resolve().parent.parent / "perf" / "results" / "opinfo_sweep.md"
 
 
@@ -187,7 +189,10 @@ def test_opinfo_sweep():
     import warnings
 
     ops = _complex_ops()
-    if not FULL:
+    if ONLY:
+        ops = [op for op in ops if op.name in ONLY]
+        assert ops, f"no OpInfo named {ONLY}"
+    elif not FULL:
         ops = ops[:CI_OPS]
     start = time.time()
     results = {}
@@ -195,7 +200,7 @@ def test_opinfo_sweep():
         warnings.simplefilter("ignore")
         for op in ops:
             results[_op_id(op)] = _classify(op)
-    if FULL:
+    if FULL and not ONLY:
         _write_table(results, time.time() - start)
     failing = {name: details for name, (status, details) in results.items() if status == "failing"}
     counts = collections.Counter(status for status, _ in results.values())

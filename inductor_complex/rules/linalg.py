@@ -1,18 +1,29 @@
-"""Complex matrix products as real ones: the 4-multiplication form.
+"""Complex matrix products as real ones: the 4-multiplication form, in one GEMM.
 
-``(A + iB)(C + iD) = (AC - BD) + i(AD + BC)``: four real products of the
-parts (two when one operand is real). The 3-multiplication Gauss form saves
-a product but loses accuracy through cancellation (``(A+B)(C+D) - AC - BD``),
-so it is not used. Every call is the same op on the parts (``matmul`` stays
-``matmul`` with its own broadcasting and 1-d rules, ``einsum`` keeps its
-equation), so shapes follow eager. Results agree with eager's complex BLAS
-up to summation order; with infinite/NaN entries they can differ, as two BLAS
-libraries do, since eager's ``cgemm`` does not specify its product formula.
+``(A + iB)(C + iD) = (AC - BD) + i(AD + BC)``. When both operands are
+matrices (or batches of them) the four products come from one real GEMM of
+the stacked parts, ``[A; B] @ [C | D] = [[AC, AD], [BC, BD]]``: the same
+products (the same numbers as four separate GEMMs), one launch, and each part
+copied to a contiguous operand once. A real operand gives two products, also
+stacked into one GEMM. 1-d operands and ``einsum`` use four separate calls.
+
+Measured (perf/bench_complex_matmul.py, perf/results/matmul_forms_*): the
+3-multiplication Gauss form ``(A+B)(C+D) - AC - BD`` saves a GEMM, but on
+nearly-real inputs its imaginary part is off by 5e-3 (complex64) where
+eager's is off by 5e-7, so it is not used; the stacked form was faster than
+four separate GEMMs on the CPU in every shape but one, where they tied.
+
+Every call is the same op on the parts (``matmul`` stays ``matmul`` with its
+own broadcasting, ``einsum`` keeps its equation), so shapes follow eager.
+Results agree with eager's complex BLAS up to summation order; with
+infinite/NaN entries they can differ, as two BLAS libraries do, since eager's
+``cgemm`` does not specify its product formula.
 """
 
 from __future__ import annotations
 
 import torch
+import torch.nn.functional as F
 
 from ..values import Pair, real_dtype
 from .common import cast, fake, is_tensor_proxy, require_complex_out
@@ -34,7 +45,10 @@ def _operand_parts(x, part):
     raise Unsupported(f"operand {x!r}")
 
 
-def _combine(product, a, b, out):
+def _combine(product, a, b, out, *, stack=False):
+    """``a · b`` for complex or real operands; ``stack`` when both are (batches of)
+    matrices, so the products can share one GEMM (rows of ``a`` on dim -2,
+    columns of ``b`` on dim -1)."""
     require_complex_out(out)
     if out.dtype not in _SUPPORTED:
         raise Unsupported(f"{out.dtype} result")
@@ -43,7 +57,9 @@ def _combine(product, a, b, out):
     br, bi = _operand_parts(b, part)
     if ai is None and bi is None:
         raise Unsupported("no complex operand")
-    if bi is None:
+    if stack:
+        re, im = _stacked_products(product, ar, ai, br, bi)
+    elif bi is None:
         re, im = product(ar, br), product(ai, br)
     elif ai is None:
         re, im = product(ar, br), product(ar, bi)
@@ -53,19 +69,37 @@ def _combine(product, a, b, out):
     return Pair(torch.stack((re, im), -1), out.dtype, out.ndim)
 
 
+def _stacked_products(product, ar, ai, br, bi):
+    """(re, im) from one GEMM of stacked parts: ``[A; B]`` rows, ``[C | D]`` columns."""
+    if bi is None:
+        ac, bc = product(torch.cat((ar, ai), -2), br).chunk(2, -2)
+        return ac, bc
+    if ai is None:
+        ac, ad = product(ar, torch.cat((br, bi), -1)).chunk(2, -1)
+        return ac, ad
+    top, bottom = product(torch.cat((ar, ai), -2), torch.cat((br, bi), -1)).chunk(2, -2)
+    ac, ad = top.chunk(2, -1)
+    bc, bd = bottom.chunk(2, -1)
+    return ac - bd, ad + bc
+
+
+def _ndim(x) -> int:
+    return x.ndim if isinstance(x, Pair) else fake(x).ndim
+
+
 @rule("matmul")
 def matmul(a, b, *, out):
-    return _combine(torch.matmul, a, b, out)
+    return _combine(torch.matmul, a, b, out, stack=_ndim(a) >= 2 and _ndim(b) >= 2)
 
 
 @rule("mm")
 def mm(a, b, *, out):
-    return _combine(torch.mm, a, b, out)
+    return _combine(torch.mm, a, b, out, stack=True)
 
 
 @rule("bmm")
 def bmm(a, b, *, out):
-    return _combine(torch.bmm, a, b, out)
+    return _combine(torch.bmm, a, b, out, stack=True)
 
 
 @rule("einsum")
@@ -79,9 +113,21 @@ def einsum(equation, *operands, path=None, out):
     return _combine(lambda x, y: torch.einsum(equation, x, y), *operands, out)
 
 
+def _transposed(weight):
+    """``weight.mT`` (pair data: the two matrix dims sit before the pair dim)."""
+    if isinstance(weight, Pair):
+        return weight.with_data(weight.data.transpose(-3, -2))
+    return weight.mT
+
+
 @rule("linear")
 def linear(x, weight, bias=None, *, out):
-    result = _combine(lambda a, w: torch.nn.functional.linear(a, w), x, weight, out)
+    # linear(x, W) = x @ Wᵀ: the weight's rows are the output columns, so they
+    # stack on dim 0 (transposed in and out of the stacked helper's convention).
+    if _ndim(x) >= 2 and _ndim(weight) == 2:
+        result = _combine(lambda a, w: F.linear(a, w.mT), x, _transposed(weight), out, stack=True)
+    else:
+        result = _combine(F.linear, x, weight, out)
     if bias is None:
         return result
     part = real_dtype(out.dtype)
