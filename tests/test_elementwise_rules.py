@@ -497,12 +497,20 @@ class GraphModule(torch.nn.Module):
         getitem_1: "f32[2, 3]" = view_as_real[(Ellipsis, 1)];  view_as_real = None
         getitem_2: "f32[3, 2]" = view_as_real_1[(Ellipsis, 0)]
         getitem_3: "f32[3, 2]" = view_as_real_1[(Ellipsis, 1)];  view_as_real_1 = None
-        matmul_1: "f32[2, 2]" = torch.matmul(getitem, getitem_2)
-        matmul_2: "f32[2, 2]" = torch.matmul(getitem_1, getitem_3)
-        sub: "f32[2, 2]" = matmul_1 - matmul_2;  matmul_1 = matmul_2 = None
-        matmul_3: "f32[2, 2]" = torch.matmul(getitem, getitem_3);  getitem = getitem_3 = None
-        matmul_4: "f32[2, 2]" = torch.matmul(getitem_1, getitem_2);  getitem_1 = getitem_2 = None
-        add: "f32[2, 2]" = matmul_3 + matmul_4;  matmul_3 = matmul_4 = None
+        cat: "f32[4, 3]" = torch.cat((getitem, getitem_1), -2);  getitem = getitem_1 = None
+        cat_1: "f32[3, 4]" = torch.cat((getitem_2, getitem_3), -1);  getitem_2 = getitem_3 = None
+        matmul_1: "f32[4, 4]" = torch.matmul(cat, cat_1);  cat = cat_1 = None
+        chunk = matmul_1.chunk(2, -2);  matmul_1 = None
+        getitem_4: "f32[2, 4]" = chunk[0]
+        getitem_5: "f32[2, 4]" = chunk[1];  chunk = None
+        chunk_1 = getitem_4.chunk(2, -1);  getitem_4 = None
+        getitem_6: "f32[2, 2]" = chunk_1[0]
+        getitem_7: "f32[2, 2]" = chunk_1[1];  chunk_1 = None
+        chunk_2 = getitem_5.chunk(2, -1);  getitem_5 = None
+        getitem_8: "f32[2, 2]" = chunk_2[0]
+        getitem_9: "f32[2, 2]" = chunk_2[1];  chunk_2 = None
+        sub: "f32[2, 2]" = getitem_6 - getitem_9;  getitem_6 = getitem_9 = None
+        add: "f32[2, 2]" = getitem_7 + getitem_8;  getitem_7 = getitem_8 = None
         stack: "f32[2, 2, 2]" = torch.stack((sub, add), -1);  sub = add = None
         view_as_complex: "c64[2, 2]" = torch.view_as_complex(stack);  stack = None
         return (view_as_complex,)""")
