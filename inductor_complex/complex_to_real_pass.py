@@ -19,7 +19,7 @@ from torch._dynamo.utils import counters
 from torch._inductor.custom_graph_pass import CustomGraphPass, get_hash_for_files
 
 from .report import COUNTER, Report
-from .rewrite import ComplexRewriter, graph_has_complex
+from .rewrite import ComplexRewriter, GraphLeftUnchanged, graph_has_complex
 from .rotary.pattern import fuse_rotary_sites
 
 log = logging.getLogger(__name__)
@@ -81,6 +81,10 @@ class ComplexToRealPass(CustomGraphPass):
             fuse_rotary_sites(graph, report, self.fused_rotary)
             rewriter = ComplexRewriter(graph, report)
             rewriter.run()
+        except GraphLeftUnchanged as why:
+            rewriter.undo()
+            report.decisions.clear()
+            report.add(why.node, why.op, "kept", f"{why.reason}; graph left unchanged")
         except Exception as error:  # never break the user's compile
             counters[COUNTER]["pass_failed"] += 1
             log.warning(

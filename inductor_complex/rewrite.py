@@ -37,11 +37,32 @@ def _same_size(a, b) -> bool:
     return len(a) == len(b) and all(statically_known_true(x == y) for x, y in zip(a, b))
 
 
+_IN_PLACE_OPERATORS = {
+    operator.setitem, operator.iadd, operator.isub, operator.imul, operator.itruediv, operator.ipow,
+    operator.imatmul, operator.iand, operator.ior, operator.ixor,
+}
+
+# Eager returns these as views carrying a lazy conj bit: a later in-place write
+# to the input shows through them (and one through them reaches the input).
+# The rules compute them, which is only exact when nothing in the graph writes.
+_LAZY_CONJ_VIEWS = {"conj", "H", "mH", "adjoint"}
+
+
 def _mutates(node: Node) -> bool:
-    if node.target is operator.setitem:
+    if node.op == "call_function" and node.target in _IN_PLACE_OPERATORS:
         return True
+    if isinstance(node.target, torch._ops.OpOverload):
+        return bool(node.target._schema.is_mutable)
     name = node.target if node.op == "call_method" else getattr(node.target, "__name__", "")
     return isinstance(name, str) and name.endswith("_") and not name.startswith("_")
+
+
+class GraphLeftUnchanged(Exception):
+    """The graph cannot be rewritten at all; ``node`` says why."""
+
+    def __init__(self, node: Node, op: str, reason: str):
+        super().__init__(reason)
+        self.node, self.op, self.reason = node, op, reason
 
 
 class ComplexRewriter:
@@ -84,6 +105,9 @@ class ComplexRewriter:
             if node in self.created:
                 self.graph.erase_node(node)
 
+    def _graph_writes_in_place(self) -> bool:
+        return any(_mutates(node) for node in self.graph.nodes if node.op in ("call_function", "call_method"))
+
     def _rewire(self, node: Node, args: tuple, kwargs: dict) -> None:
         self.rewired.append((node, node.args, node.kwargs))
         node.args, node.kwargs = args, kwargs
@@ -108,6 +132,10 @@ class ComplexRewriter:
         if rule is None:
             self._keep(node, op, f"no rule for {call.name if call else op}")
             return
+        if call.name in _LAZY_CONJ_VIEWS and self._graph_writes_in_place():
+            # Its users could not take a real view of it either (view_as_real
+            # refuses conj views): leave the whole graph as it was.
+            raise GraphLeftUnchanged(node, op, "eager's result is a lazy conj view and the graph writes in place")
         try:
             self._apply(node, rule, call.args, call.kwargs)
         except Unsupported as why:

@@ -227,3 +227,30 @@ def test_writes_through_views_of_graph_inputs():
     # input (``copy_(z, updated)`` on the caller's complex tensor), which
     # Inductor leaves to eager. Everything the model computes is real.
     assert fallbacks.beyond_views == ["aten.copy_.default"], fallbacks.ops
+
+
+@pytest.mark.parametrize("write", ["through_conj", "into_input"])
+def test_conj_view_with_writes_keeps_eagers_aliasing(write):
+    # Eager's conj is a view: writes through it reach z, and writes to z show
+    # through it. Computed conj would miss both, so such a graph is left as is.
+    def through_conj(z):
+        w = z.conj()
+        w.mul_(2)
+        w[0] = 5j
+        return z * 1
+
+    def into_input(z):
+        w = z.conj()
+        z.mul_(2)
+        return w + 1
+
+    fn = {"through_conj": through_conj, "into_input": into_input}[write]
+    z = torch.randn(3, dtype=torch.complex64)
+    z_eager, z_compiled = z.clone(), z.clone()
+    expected = fn(z_eager)
+    complex_pass = ComplexToRealPass()
+    actual = torch.compile(fn, options={"pre_grad_custom_pass": complex_pass}, fullgraph=True)(z_compiled)
+    torch.testing.assert_close(actual, expected)
+    torch.testing.assert_close(z_compiled, z_eager)
+    (decision,) = complex_pass.last_report.decisions
+    assert decision.action == "kept" and "lazy conj view" in decision.reason
