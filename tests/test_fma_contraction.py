@@ -1,7 +1,7 @@
-"""complex64 rules built on c10's arithmetic match eager's FMA-contracted kernels.
+"""Rules built on c10's arithmetic match eager's FMA-contracted kernels.
 
-Eager's float CPU kernels are compiled with -mfma, and GCC fuses the multiply-adds
-of c10's Smith division into fused multiply-adds. Where the quotient's real or
+Eager's CPU kernels are compiled with -mfma, and GCC fuses the multiply-adds
+of c10's Smith division into fused multiply-adds (float and double). Where the quotient's real or
 imaginary part is a small difference, the unfused formula is off in many bits;
 the rules fuse the same terms (``ScalarOps.fma``) and match eager bit for bit.
 """
@@ -13,13 +13,13 @@ import torch
 from complex_testing import aten_graph, dynamo_graph, run_pass
 
 
-def _cancelling_quotients(n=2048):
+def _cancelling_quotients(dtype, n=2048):
     gen = torch.Generator().manual_seed(0)
-    w = torch.randn(n, dtype=torch.complex64, generator=gen)
-    t = torch.randn(n, generator=gen) * 1e-3
+    w = torch.randn(n, dtype=dtype, generator=gen)
+    t = torch.randn(n, generator=gen, dtype=w.real.dtype) * 1e-3
+    one = torch.ones_like(t)
     # z / w = 1 + it or t + i: one part of the quotient is tiny, a cancellation.
-    z = torch.cat([w * torch.complex(torch.ones(n), t), w * torch.complex(t, torch.ones(n))])
-    z = torch.cat([z, torch.randn(n, dtype=torch.complex64, generator=gen)])
+    z = torch.cat([w * torch.complex(one, t), w * torch.complex(t, one), torch.randn(n, dtype=dtype, generator=gen)])
     return z, torch.cat([w, w, w])
 
 
@@ -35,8 +35,9 @@ def _cancelling_quotients(n=2048):
         ("div_number", lambda z: z / (0.3 + 1.7j), 1),
     ],
 )
-def test_complex64_division_is_bitwise_eager(name, fn, arity):
-    z, w = _cancelling_quotients()
+@pytest.mark.parametrize("dtype", [torch.complex64, torch.complex128], ids=["c64", "c128"])
+def test_division_is_bitwise_eager(name, fn, arity, dtype):
+    z, w = _cancelling_quotients(dtype)
     args = (z, w) if arity == 2 else ((w,) if name in ("reciprocal", "number_over") else (z,))
     expected = torch.view_as_real(fn(*args))
     for gm in (dynamo_graph(fn, *args), aten_graph(fn, *args)):

@@ -117,8 +117,8 @@ def smith_divide(a, b, c, d, ops: ScalarOps):
 
     ``c``/``d`` are both tensors (complex divisor), a tensor and the number 0
     (real divisor), or both numbers (a number divisor, branch chosen here).
-    Each ``x·y ± z`` is one of ``ops``' multiply-adds, fused for complex64 as
-    GCC fuses them in eager's kernel.
+    Each ``x·y ± z`` is one of ``ops``' fused multiply-adds, as GCC fuses them
+    in eager's kernel (rules/fused.py).
     """
     if not is_tensor(c) and not is_tensor(d):
         abs_c, abs_d = abs(c), abs(d)

@@ -11,8 +11,8 @@ numpy#22611)::
     return log_u * (z / (u - 1))              # c10's Smith division, plain product
 
 The kernels are compiled with ``-mfma`` and GCC contracts the multiply-adds of
-that division and product into fused multiply-adds; for complex64 the rule
-does the same (``ScalarOps.fma``), which matters near
+that division and product into fused multiply-adds; the rule does the same
+(rules/fused.py), which matters near
 ``|1 + z| = 1`` where the real part is a small difference. Checked against
 eager: with the contractions, 1010 of 1024 near-zero points are bitwise equal
 and the rest differ in the last bits of glibc's ``clogf`` (without them, 184
@@ -143,7 +143,7 @@ def _clog_parts(x, y, dtype):
 def log1p(z, *, out):
     """c10's CPU ``log1p``: ``log(u) · z / (u - 1)`` with ``u = 1 + z``."""
     dtype = _require(z, "log1p", out)
-    # ops' multiply-adds are fused for complex64, as in eager's kernel: near
+    # ops' multiply-adds are fused, as in eager's kernel: near
     # |1 + z| = 1 that moves the real part far beyond the last bit (1.54e-11
     # instead of 9.18e-12 at z = -2.71e-4 + 0.0233i).
     ops = ScalarOps(real_dtype(dtype))

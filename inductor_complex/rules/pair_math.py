@@ -22,6 +22,7 @@ from torch.fx.experimental.symbolic_shapes import statically_known_true
 
 from ..values import Pair
 from .common import fake, is_tensor_proxy, parts, require_complex_out, round_to
+from .fused import fused_multiply_add
 from .registry import Unsupported
 
 Proxy = torch.fx.Proxy
@@ -91,29 +92,20 @@ class ScalarOps:
             return self.r(scalar_div(x, y))
         return x / y
 
-    # Multiply-adds as eager's kernels compute them. The float kernels are built
-    # with -mfma and GCC contracts ``x * y + z`` in c10's complex division (and
-    # log1p, expm1) into fused multiply-adds; complex64 rules must do the same
-    # to match them bit for bit (division: 4096 of 4096 random points instead
-    # of 62%). float64 is left unfused: one rounding in the last bit.
+    # Multiply-adds as eager's kernels compute them: fused (rules/fused.py),
+    # as GCC contracts them in c10's complex division, log1p and expm1.
 
     def fma(self, x, y, z):
         """``x·y + z``."""
-        if self.part == torch.float32:
-            return fma_float32(x, y, z)
-        return self.add(self.mul(x, y), z)
+        return fused_multiply_add(x, y, z, self.part)
 
     def fms(self, x, y, z):
         """``z - x·y``."""
-        if self.part == torch.float32:
-            return fma_float32(-x, y, z)
-        return self.sub(z, self.mul(x, y))
+        return fused_multiply_add(-x, y, z, self.part)
 
     def fmsub(self, x, y, z):
         """``x·y - z``."""
-        if self.part == torch.float32:
-            return fma_float32(x, y, -z)
-        return self.sub(self.mul(x, y), z)
+        return fused_multiply_add(x, y, -z, self.part)
 
 
 def promoted_parts(value, dtype):
@@ -147,19 +139,6 @@ def pack(re, im, out, *operands) -> Pair:
     if any(not same_shape(s, tuple(out.shape)) for s in shapes):
         re, im = torch.broadcast_tensors(re, im)
     return Pair(torch.stack((re, im), -1), out.dtype, out.ndim)
-
-
-def fma_float32(x, y, z):
-    """``x·y + z`` for float32 tensors or numbers, as one fused multiply-add.
-
-    The product of two float32 values is exact in float64; the sum is rounded
-    to float64 and then to float32, which differs from a single rounding only
-    when the float64 sum lands exactly halfway between two float32 values.
-    """
-    if not any(map(is_tensor, (x, y, z))):
-        return round_to(x * y + z, torch.float32)
-    x, y, z = (v.double() if is_tensor(v) else v for v in (x, y, z))
-    return (x * y + z).float()
 
 
 def zero_safe(re, im):

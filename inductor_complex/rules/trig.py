@@ -294,7 +294,7 @@ def expm1(z, *, out):
     dtype = _unary_dtype(z, out, "expm1")
     x, y = z.re, z.im
     h = torch.sin(y * 0.5)
-    # complex64: GCC fuses the first product with the subtraction, as in log1p.
+    # GCC fuses the first product with the subtraction, as in log1p.
     er = ScalarOps(real_dtype(dtype)).fmsub(torch.expm1(x), torch.cos(y), 2.0 * h * h)
     ei = torch.exp(x) * torch.sin(y)
     return pack(er, ei, out)
