@@ -5,9 +5,10 @@ scalar (eager's add kernel), so even ``alpha == 1`` multiplies:
 ``(1+1j) + (1+inf j)`` is ``nan+inf j`` in eager and here. div/reciprocal are
 c10's ``complex::operator/=`` (Smith's scaled division, also for real
 divisors promoted to ``(c, 0)``); ``2 / z`` is ``z.reciprocal() * 2`` as in
-``Tensor.__rtruediv__``. square and ``pow(z, 2)`` are the naive ``z * z``
-(eager's vectorized path). Operands are promoted to the result's complex
-dtype (read from ``out``), real operands with an imaginary part of 0.
+``Tensor.__rtruediv__``. square is the naive ``z * z`` (eager's vectorized
+path; power.py reuses it for ``z ** 2``). Operands are promoted to the
+result's complex dtype (read from ``out``), real operands with an imaginary
+part of 0.
 """
 
 from __future__ import annotations
@@ -213,13 +214,4 @@ def product(a, b, out) -> Pair:
 def square(z, *, out):
     if not isinstance(z, Pair):
         raise Unsupported("square of a real tensor")
-    return product(z, z, out)
-
-
-@rule("pow")
-def pow_(z, exponent, *, out):
-    if not isinstance(z, Pair):
-        raise Unsupported("a real base")
-    if not is_scalar(exponent) or complex(exponent) != 2:
-        raise Unsupported(f"exponent {exponent!r}: only 2 (z * z) matches eager exactly")
     return product(z, z, out)
