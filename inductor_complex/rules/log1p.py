@@ -62,7 +62,7 @@ def _require(z, name, out):
     return dtype
 
 
-def _x2y2m1(ax, ay, part):
+def x2y2m1(ax, ay, part):
     """glibc ``__x2y2m1``: ``x² + y² - 1`` without cancellation error."""
     if part == torch.float32:
         dx, dy = ax.double(), ay.double()
@@ -86,7 +86,7 @@ def _x2y2m1(ax, ay, part):
     return t + (err + (xl + yl))
 
 
-def _clog_parts(x, y, dtype):
+def clog_parts(x, y, dtype):
     """glibc ``clog(x + iy)`` as (re, im)."""
     part = real_dtype(dtype)
     finfo = torch.finfo(part)
@@ -114,7 +114,7 @@ def _clog_parts(x, y, dtype):
     below_x2y2 = below & ~below_eps & (ax * ax + ay * ay >= 0.5)
     d_above = (ax - 1.0) * (ax + 1.0)
     d_above = torch.where(ay >= eps, d_above + ay * ay, d_above)
-    d_below = torch.where(below_eps, (xs - 1.0) * (xs + 1.0), _x2y2m1(xs, ys, part))
+    d_below = torch.where(below_eps, (xs - 1.0) * (xs + 1.0), x2y2m1(xs, ys, part))
     near = one | above | below_eps | below_x2y2
     # |x| == 1: (|x|-1)(|x|+1) + y² is exactly glibc's y², and keeps the x-derivative.
     d_one = (ax - 1.0) * (ax + 1.0) + ay * ay
@@ -152,7 +152,7 @@ def log1p(z, *, out):
     w_re = u_re - 1.0
     is_one = (u_re == 1) & (y == 0)
     exact = (w_re == x) & (y == y)
-    l_re, l_im = _clog_parts(u_re, y, dtype)
+    l_re, l_im = clog_parts(u_re, y, dtype)
     # z / (u - 1) (never 0 / 0 off the first branch), then log_u times it.
     safe = is_one | exact
     d_re = torch.where(safe, 1.0, w_re)

@@ -55,7 +55,7 @@ def _consts(dtype):
     return part, finfo, max_exp
 
 
-def _signed(value, sign):
+def signed_constant(value, sign):
     """``copysign(value, sign)`` as a tensor shaped like ``sign``."""
     return torch.copysign(torch.full_like(sign, value), sign)
 
@@ -106,11 +106,11 @@ def _sinh_parts(a, b, dtype):
     re_sp = torch.where(
         a_fin,
         torch.where(ad == 0, ad, math.nan),
-        torch.where(a_inf, torch.where(b_fin, _signed(math.inf, cd), math.inf), math.nan),
+        torch.where(a_inf, torch.where(b_fin, signed_constant(math.inf, cd), math.inf), math.nan),
     )
     im_sp = torch.where(
         a_inf & b_fin,
-        torch.where(bd == 0, bd, _signed(math.inf, sd)),
+        torch.where(bd == 0, bd, signed_constant(math.inf, sd)),
         torch.where(torch.isnan(ad) & (bd == 0), bd, math.nan),
     )
     finite = a_fin & b_fin
@@ -139,14 +139,14 @@ def _cosh_parts(a, b, dtype):
     ad, bd, cd, sd = a.detach(), b.detach(), c.detach(), s.detach()
     a_fin, b_fin = torch.isfinite(ad), torch.isfinite(bd)
     a_inf = torch.isinf(ad)
-    sign_a = _signed(1.0, ad)
-    re_sp = torch.where(a_inf, torch.where(b_fin, _signed(math.inf, cd), math.inf), math.nan)
+    sign_a = signed_constant(1.0, ad)
+    re_sp = torch.where(a_inf, torch.where(b_fin, signed_constant(math.inf, cd), math.inf), math.nan)
     im_sp = torch.where(
         a_fin,
         torch.where(ad == 0, torch.zeros_like(ad), math.nan),
         torch.where(
             a_inf & b_fin,
-            torch.where(bd == 0, bd * sign_a, _signed(math.inf, sd) * sign_a),
+            torch.where(bd == 0, bd * sign_a, signed_constant(math.inf, sd) * sign_a),
             torch.where(torch.isnan(ad) & (bd == 0), bd, math.nan),
         ),
     )
@@ -174,24 +174,24 @@ def _tanh_parts(a, b, dtype):
     im_big = 4.0 * s * c / exp_2t
     big2 = rx1 > t
     im_big = torch.where(big2, im_big / exp_2t, im_big / torch.exp(2.0 * torch.where(big2, 0.0, rx1)))
-    re = torch.where(big, _signed(1.0, a.detach()), re_small)
+    re = torch.where(big, signed_constant(1.0, a.detach()), re_small)
     im = torch.where(big, im_big, im_small)
     ad, bd, cd, sd = a.detach(), b.detach(), c.detach(), s.detach()
     a_inf = torch.isinf(ad)
     b_fin = torch.isfinite(bd)
     # Otherwise (NaN real part, or non-finite imaginary part): z itself when
     # b == 0; ±0 + i NaN when a == ±0 (C2x's ctanh(±0 + i inf)); else NaN + i NaN.
-    re_sp = torch.where(a_inf, _signed(1.0, ad), torch.where((bd == 0) | (ad == 0), ad, math.nan))
+    re_sp = torch.where(a_inf, signed_constant(1.0, ad), torch.where((bd == 0) | (ad == 0), ad, math.nan))
     im_sp = torch.where(
         a_inf,
-        torch.where(b_fin & (bd.abs() > 1), _signed(0.0, sd * cd), _signed(0.0, bd)),
+        torch.where(b_fin & (bd.abs() > 1), signed_constant(0.0, sd * cd), signed_constant(0.0, bd)),
         torch.where(bd == 0, bd, math.nan),
     )
     finite = torch.isfinite(ad) & b_fin
     return torch.where(finite, re, re_sp), torch.where(finite, im, im_sp)
 
 
-def _unary_dtype(z, out, name) -> torch.dtype:
+def unary_dtype(z, out, name) -> torch.dtype:
     """The complex dtype of a unary op on ``z``; refuses a real or promoted operand."""
     if not isinstance(z, Pair):
         raise Unsupported(f"{name} of a real tensor")
@@ -204,28 +204,28 @@ def _unary_dtype(z, out, name) -> torch.dtype:
 @rule("sinh")
 def sinh(z, *, out):
     """glibc ``csinh``."""
-    dtype = _unary_dtype(z, out, "sinh")
+    dtype = unary_dtype(z, out, "sinh")
     return pack(*_sinh_parts(z.re, z.im, dtype), out)
 
 
 @rule("cosh")
 def cosh(z, *, out):
     """glibc ``ccosh``."""
-    dtype = _unary_dtype(z, out, "cosh")
+    dtype = unary_dtype(z, out, "cosh")
     return pack(*_cosh_parts(z.re, z.im, dtype), out)
 
 
 @rule("tanh")
 def tanh(z, *, out):
     """glibc ``ctanh``."""
-    dtype = _unary_dtype(z, out, "tanh")
+    dtype = unary_dtype(z, out, "tanh")
     return pack(*_tanh_parts(z.re, z.im, dtype), out)
 
 
 @rule("sin")
 def sin(z, *, out):
     """glibc ``csin``: ``-i sinh(iz)``, i.e. ``sinh(-b + ia) = (p, q)`` gives ``(q, -p)``."""
-    dtype = _unary_dtype(z, out, "sin")
+    dtype = unary_dtype(z, out, "sin")
     a, b = z.re, z.im
     p, q = _sinh_parts(-b, a, dtype)
     # glibc's own csin differs from the identity in one corner: an infinite
@@ -237,14 +237,14 @@ def sin(z, *, out):
 @rule("cos")
 def cos(z, *, out):
     """glibc ``ccos``: ``ccosh(-b + ia)``."""
-    dtype = _unary_dtype(z, out, "cos")
+    dtype = unary_dtype(z, out, "cos")
     return pack(*_cosh_parts(-z.im, z.re, dtype), out)
 
 
 @rule("tan")
 def tan(z, *, out):
     """glibc ``ctan``: ``-i tanh(iz)``, i.e. ``tanh(-b + ia) = (p, q)`` gives ``(q, -p)``."""
-    dtype = _unary_dtype(z, out, "tan")
+    dtype = unary_dtype(z, out, "tan")
     p, q = _tanh_parts(-z.im, z.re, dtype)
     return pack(q, -p, out)
 
@@ -257,7 +257,7 @@ def tan(z, *, out):
 def log2(z, *, out):
     """Vectorized ``log2``: ``log(z) / ln 2`` (``_mm512_set1_ps(std::log(2))``),
     both parts divided by the constant rounded to the part dtype."""
-    dtype = _unary_dtype(z, out, "log2")
+    dtype = unary_dtype(z, out, "log2")
     pair = _log_rule(z, out=out)
     return pair.with_data(pair.data / round_to(math.log(2.0), real_dtype(dtype)))
 
@@ -265,7 +265,7 @@ def log2(z, *, out):
 @rule("log10")
 def log10(z, *, out):
     """Vectorized ``log10``: ``log(z) / ln 10`` (constant rounded to the part dtype)."""
-    dtype = _unary_dtype(z, out, "log10")
+    dtype = unary_dtype(z, out, "log10")
     pair = _log_rule(z, out=out)
     return pair.with_data(pair.data / round_to(math.log(10.0), real_dtype(dtype)))
 
@@ -273,7 +273,7 @@ def log10(z, *, out):
 @rule("exp2")
 def exp2(z, *, out):
     """Vectorized ``exp2``: ``exp(z · c10::ln_2<T>)``, both parts scaled."""
-    dtype = _unary_dtype(z, out, "exp2")
+    dtype = unary_dtype(z, out, "exp2")
     scaled = z.with_data(z.data * round_to(math.log(2.0), real_dtype(dtype)))
     return _exp_rule(scaled, out=out)
 
@@ -281,7 +281,7 @@ def exp2(z, *, out):
 @rule("rsqrt")
 def rsqrt(z, *, out):
     """Vectorized ``rsqrt``: ``sqrt().reciprocal()``."""
-    dtype = _unary_dtype(z, out, "rsqrt")
+    dtype = unary_dtype(z, out, "rsqrt")
     root = _sqrt_rule(z, out=out)
     # arith's reciprocal (c10's Smith division of 1 + 0i), on the traced root.
     re, im = smith_divide(1.0, 0.0, root.re, root.im, ScalarOps(real_dtype(dtype)))
@@ -291,7 +291,7 @@ def rsqrt(z, *, out):
 @rule("expm1")
 def expm1(z, *, out):
     """c10's ``expm1``: ``(expm1 x · cos y - 2 sin²(y/2), e^x · sin y)``."""
-    dtype = _unary_dtype(z, out, "expm1")
+    dtype = unary_dtype(z, out, "expm1")
     x, y = z.re, z.im
     h = torch.sin(y * 0.5)
     # GCC fuses the first product with the subtraction, as in log1p.
