@@ -245,6 +245,12 @@ def test_linalg_matches_eager(dtype):
     rewrite_and_compare(lambda a, b: torch.mm(a[0], b[0]), a, b, dtype=dtype)
     rewrite_and_compare(lambda a, b: a[0] @ b[0, :, 0], a, b, dtype=dtype)
     rewrite_and_compare(lambda a, b: torch.einsum("bij,bjk->bik", a, b), a, b, dtype=dtype)
+    # FNO's per-mode product, with ellipsis, implicit output, a real operand.
+    x, w = torch.randn(2, 3, 4, 5, dtype=dtype), torch.randn(3, 6, 4, 5, dtype=dtype)
+    rewrite_and_compare(lambda x, w: torch.einsum("bixy,ioxy->boxy", x, w), x, w, dtype=dtype)
+    rewrite_and_compare(lambda x, w: torch.einsum("...ixy,ioxy->...oxy", x, w), x, w, dtype=dtype)
+    rewrite_and_compare(lambda x, w: torch.einsum("bixy,ioxy", x, w), x, w, dtype=dtype)
+    rewrite_and_compare(lambda x, w: torch.einsum("bixy,ioxy->boxy", x, w.real.to(dtype)), x, w, dtype=dtype)
     rewrite_and_compare(lambda a, weight, bias: nn.functional.linear(a, weight, bias), a, weight, bias, dtype=dtype)
 
 

@@ -5,7 +5,8 @@ matrices (or batches of them) the four products come from one real GEMM of
 the stacked parts, ``[A; B] @ [C | D] = [[AC, AD], [BC, BD]]``: the same
 products (the same numbers as four separate GEMMs), one launch, and each part
 copied to a contiguous operand once. A real operand gives two products, also
-stacked into one GEMM. 1-d operands and ``einsum`` use four separate calls.
+stacked into one GEMM. ``einsum`` gets the same from one call with a label
+for each operand's pair dim. 1-d operands use four separate calls.
 
 Measured (perf/bench_complex_matmul.py, perf/results/matmul_forms_*): the
 3-multiplication Gauss form ``(A+B)(C+D) - AC - BD`` saves a GEMM, but on
@@ -21,6 +22,8 @@ infinite/NaN entries they can differ, as two BLAS libraries do, since eager's
 """
 
 from __future__ import annotations
+
+import string
 
 import torch
 import torch.nn.functional as F
@@ -110,7 +113,49 @@ def einsum(equation, *operands, path=None, out):
         operands = tuple(operands[0])
     if not isinstance(equation, str) or len(operands) != 2:
         raise Unsupported("einsum of other than two operands")
+    stacked = _einsum_with_part_labels(equation, *operands, out)
+    if stacked is not None:
+        return stacked
     return _combine(lambda x, y: torch.einsum(equation, x, y), *operands, out)
+
+
+def _einsum_with_part_labels(equation: str, a, b, out) -> Pair | None:
+    """All products of the parts from one einsum over the pair data, or None.
+
+    The pair dim of each complex operand gets a label of its own, kept in the
+    output: ``ij,jk->ik`` becomes ``ijP,jkQ->ikPQ``, whose ``[..., p, q]`` is
+    part p of ``a`` times part q of ``b``. A real operand adds no label, and
+    the result is the pair itself. (The stacked GEMM of matmul, for any
+    equation; explicit ``->`` equations only.)
+    """
+    if "->" not in equation:
+        return None
+    inputs, output = equation.replace(" ", "").split("->")
+    terms = inputs.split(",")
+    free = [c for c in string.ascii_letters if c not in equation][:2]
+    if len(terms) != 2 or len(free) < 2:
+        return None
+    require_complex_out(out)
+    if out.dtype not in _SUPPORTED:
+        raise Unsupported(f"{out.dtype} result")
+    part = real_dtype(out.dtype)
+    operands, labels = [], ""
+    for term, x, label in zip(terms, (a, b), free):
+        if isinstance(x, Pair):
+            _operand_parts(x, part)  # dtype checks
+            operands.append(cast(x.data, x.part_dtype, part))
+            terms[len(operands) - 1] = term + label
+            labels += label
+        else:
+            operands.append(_operand_parts(x, part)[0])
+    if not labels:
+        raise Unsupported("no complex operand")
+    result = torch.einsum(f"{terms[0]},{terms[1]}->{output}{labels}", *operands)
+    if len(labels) == 1:
+        return Pair(result, out.dtype, out.ndim)
+    re = result[..., 0, 0] - result[..., 1, 1]
+    im = result[..., 0, 1] + result[..., 1, 0]
+    return Pair(torch.stack((re, im), -1), out.dtype, out.ndim)
 
 
 def _transposed(weight):
