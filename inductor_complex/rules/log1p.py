@@ -51,6 +51,7 @@ from ..values import Pair, real_dtype
 from .arith import smith_divide
 from .pair_math import ScalarOps, op_dtype, pack
 from .registry import Unsupported, rule
+from .transcendental import phase
 
 
 def _require(z, name, out):
@@ -134,7 +135,7 @@ def clog_parts(x, y, dtype):
     any_inf = torch.isinf(xd) | torch.isinf(yd)
     re_sp = torch.where(zero, -math.inf, torch.where(any_inf, math.inf, math.nan))
     re = torch.where(regular, re, re_sp)
-    im = torch.atan2(y, x)
+    im = phase(y, x)
     im = torch.where(torch.isnan(xd) | torch.isnan(yd), math.nan, im)
     return re, im
 

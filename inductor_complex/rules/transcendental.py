@@ -33,6 +33,22 @@ def abs_(z, *, out):
     return torch.where(zero, 0.0, torch.hypot(s_re, s_im))
 
 
+def phase(y, x):
+    """``atan2(y, x)``, bit for bit, with its derivative taken at ``(x, y) / max(|x|, |y|)``.
+
+    atan2's backward divides by ``x² + y²``, which overflows past |z| ≈ 1e154
+    (1e19 in float32) and underflows for tiny |z|; eager's derivatives
+    (``grad / conj(z)``) do not. atan2 is scale-invariant, so the scaled
+    point has the same derivative without the overflow.
+    """
+    value = torch.atan2(y, x)
+    m = torch.maximum(x.abs(), y.abs()).detach()
+    scale = torch.where(torch.isfinite(m) & (m > 0), m, 1.0)
+    scaled = torch.atan2(y / scale, x / scale)
+    # value - (+0): the value bit for bit, the gradient the scaled one's.
+    return value.detach() - (scaled.detach() - scaled)
+
+
 @rule("angle")
 def angle(z, *, out):
     if not isinstance(z, Pair):
@@ -43,6 +59,8 @@ def angle(z, *, out):
     # atan2 keeps eager's signed-zero angles at 0 (0, ±pi); eager's
     # angle_backward is 0 there, so that branch carries no gradient.
     at_zero = torch.atan2(im.detach(), re.detach())
+    # Plain atan2 (not `phase`): eager's angle_backward divides by |z|² too,
+    # and over/underflows where atan2's backward does.
     return torch.where(zero, at_zero, torch.atan2(s_im, s_re))
 
 
@@ -105,7 +123,7 @@ def log(z, *, out):
     # 0 → -inf, any infinite part → +inf, NaN (with finite other part) → NaN.
     special = torch.log(torch.hypot(a, b).detach())
     re = torch.where(regular, scaled, special)
-    return pack(re, torch.atan2(b, a), out)
+    return pack(re, phase(b, a), out)
 
 
 @rule("sqrt")
