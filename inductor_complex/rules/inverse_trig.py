@@ -77,7 +77,7 @@ from .common import round_to
 from .log1p import clog_parts, x2y2m1
 from .pair_math import pack
 from .registry import rule
-from .trig import signed_constant, unary_dtype
+from .trig import parts_rule, signed_constant, unary_dtype
 
 # ------------------------------------------------------------------ helpers
 
@@ -435,25 +435,10 @@ def _catanh(x, y, dtype):
 # ------------------------------------------------------------------ rules
 
 
-@rule("asinh")
-def asinh(z, *, out):
-    """glibc ``casinh``."""
-    dtype = unary_dtype(z, out, "asinh")
-    return pack(*_casinh_parts(z.re, z.im, dtype), out)
-
-
-@rule("asin")
-def asin(z, *, out):
-    """glibc ``casin``: ``-i asinh(iz)``."""
-    dtype = unary_dtype(z, out, "asin")
-    return pack(*_casin_parts(z.re, z.im, dtype), out)
-
-
-@rule("acosh")
-def acosh(z, *, out):
-    """glibc ``cacosh``."""
-    dtype = unary_dtype(z, out, "acosh")
-    return pack(*_cacosh_parts(z.re, z.im, dtype), out)
+asinh = parts_rule("asinh", _casinh_parts)
+asin = parts_rule("asin", _casin_parts)
+acosh = parts_rule("acosh", _cacosh_parts)
+atanh = parts_rule("atanh", _catanh)
 
 
 @rule("acos")
@@ -466,12 +451,6 @@ def acos(z, *, out):
         return pack(math.pi / 2 - p, 0.0 - q, out)
     return pack(*_cacos_parts(z.re, z.im, dtype), out)
 
-
-@rule("atanh")
-def atanh(z, *, out):
-    """glibc ``catanh``."""
-    dtype = unary_dtype(z, out, "atanh")
-    return pack(*_catanh(z.re, z.im, dtype), out)
 
 
 @rule("atan")

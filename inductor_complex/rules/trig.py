@@ -201,25 +201,21 @@ def unary_dtype(z, out, name) -> torch.dtype:
     return dtype
 
 
-@rule("sinh")
-def sinh(z, *, out):
-    """glibc ``csinh``."""
-    dtype = unary_dtype(z, out, "sinh")
-    return pack(*_sinh_parts(z.re, z.im, dtype), out)
+def parts_rule(name: str, parts):
+    """Register ``name`` as the unary rule ``pack(parts(z.re, z.im, dtype))``."""
+
+    def unary(z, *, out):
+        dtype = unary_dtype(z, out, name)
+        return pack(*parts(z.re, z.im, dtype), out)
+
+    unary.__name__ = unary.__qualname__ = name
+    unary.__doc__ = parts.__doc__
+    return rule(name)(unary)
 
 
-@rule("cosh")
-def cosh(z, *, out):
-    """glibc ``ccosh``."""
-    dtype = unary_dtype(z, out, "cosh")
-    return pack(*_cosh_parts(z.re, z.im, dtype), out)
-
-
-@rule("tanh")
-def tanh(z, *, out):
-    """glibc ``ctanh``."""
-    dtype = unary_dtype(z, out, "tanh")
-    return pack(*_tanh_parts(z.re, z.im, dtype), out)
+sinh = parts_rule("sinh", _sinh_parts)
+cosh = parts_rule("cosh", _cosh_parts)
+tanh = parts_rule("tanh", _tanh_parts)
 
 
 @rule("sin")
