@@ -157,7 +157,7 @@ def assert_unary_gradients_match_eager(op, points):
         return torch.view_as_real(op(torch.view_as_complex(x)))
 
     x = torch.tensor(points, dtype=torch.float64)
-    gm = dynamo_graph(fn, x)
+    gm = dynamo_graph(fn, x.clone().requires_grad_())  # captured for autograd, as torch.compile would
     report = run_pass(gm)
     assert report.count("bridged") + report.count("kept") == 0, report.format()
     seed = torch.randn(len(points), 2, dtype=torch.float64)

@@ -113,14 +113,17 @@ def positive(z, *, out):
 # ---------------------------------------------------------------- division
 
 
-def smith_divide(a, b, c, d, ops: ScalarOps):
+def smith_divide(a, b, c, d, ops: ScalarOps, *, for_autograd=False):
     """(a + bi) / (c + di), c10's ``operator/=`` (Smith's algorithm) term for term.
 
     ``c``/``d`` are both tensors (complex divisor), a tensor and the number 0
     (real divisor), or both numbers (a number divisor, branch chosen here).
     Each ``x·y ± z`` is one of ``ops``' fused multiply-adds, as GCC fuses them
-    in eager's kernel (rules/fused.py).
+    in eager's kernel (rules/fused.py). ``for_autograd``: the result will be
+    differentiated (see :func:`_scaled_gradient_divide`).
     """
+    if for_autograd and (is_tensor(c) or is_tensor(d)):
+        return _scaled_gradient_divide(a, b, c, d, ops)
     if not is_tensor(c) and not is_tensor(d):
         abs_c, abs_d = abs(c), abs(d)
         if abs_c >= abs_d:
@@ -150,12 +153,47 @@ def smith_divide(a, b, c, d, ops: ScalarOps):
     return torch.where(both_zero, zero_re, re), torch.where(both_zero, zero_im, im)
 
 
+# Powers of two that bring a numerator's parts near the bottom of the range
+# without underflow once divided: see _scaled_gradient_divide.
+_NUMERATOR_FLOOR = {torch.float32: 2.0**-120, torch.float64: 2.0**-1000}
+
+
+def _scaled_gradient_divide(a, b, c, d, ops: ScalarOps):
+    """Smith's quotient, its values bit for bit, with the derivative taken on
+    all four parts divided by ``s ≈ |c + di|``.
+
+    The formula's backward goes through ``1/v²`` with ``v ≈ |c + di|``, which
+    overflows for divisors below about 1e-154 (1e-19 in float32): where the
+    numerator shrinks with the divisor (``log1p``'s ``z / (u - 1)``) the
+    quotient's derivative is moderate, but autograd's sum of its terms is
+    ``inf - inf``. The scaled quotient is the same number, so it has the same
+    derivative, without the overflow; ``s`` is raised where the numerator is
+    so much larger that ``a / s`` would overflow instead.
+    """
+    re, im = smith_divide(a, b, c, d, ops)
+
+    def magnitude(x, y):
+        return torch.maximum(*(v.abs() if is_tensor(v) else torch.full_like(re, abs(v)) for v in (x, y))).detach()
+
+    m = torch.maximum(magnitude(c, d), magnitude(a, b) * _NUMERATOR_FLOOR[ops.part])
+    s = torch.where(torch.isfinite(m) & (m > 0), m, 1.0)
+    re_s, im_s = smith_divide(a / s, b / s, c / s, d / s, ops)
+
+    def with_gradient_of(value, scaled):
+        # value - (+0): the value bit for bit, the gradient the scaled one's
+        # (none where the scaled one is not finite).
+        zero = torch.where(torch.isfinite(scaled.detach()), scaled.detach() - scaled, 0.0)
+        return value.detach() - zero
+
+    return with_gradient_of(re, re_s), with_gradient_of(im, im_s)
+
+
 def _divide(self, other, out) -> Pair:
     dtype = op_dtype(out)
     ops = ScalarOps(real_dtype(dtype))
     a, b = promoted_parts(self, dtype)
     c, d = promoted_parts(other, dtype)
-    re, im = smith_divide(a, b, c, d, ops)
+    re, im = smith_divide(a, b, c, d, ops, for_autograd=out.requires_grad)
     return pack(re, im, out, self, other)
 
 
@@ -163,7 +201,7 @@ def _reciprocal_pair(z: Pair, out) -> Pair:
     dtype = op_dtype(out)
     ops = ScalarOps(real_dtype(dtype))
     c, d = promoted_parts(z, dtype)
-    re, im = smith_divide(1.0, 0.0, c, d, ops)
+    re, im = smith_divide(1.0, 0.0, c, d, ops, for_autograd=out.requires_grad)
     return pack(re, im, out, z)
 
 

@@ -160,7 +160,7 @@ def log1p(z, *, out):
     d_im = torch.where(safe, 0.0, y)
     n_re = torch.where(safe, 1.0, x)
     n_im = torch.where(safe, 0.0, y)
-    q_re, q_im = smith_divide(n_re, n_im, d_re, d_im, ops)
+    q_re, q_im = smith_divide(n_re, n_im, d_re, d_im, ops, for_autograd=out.requires_grad)
     # GCC fuses each part's first product with the other product.
     p_re = ops.fmsub(l_re, q_re, l_im * q_im)
     p_im = ops.fma(l_re, q_im, l_im * q_re)
