@@ -10,6 +10,8 @@ compiled with Inductor:
     four      (AC - BD, AD + BC): four real products
     stacked1  [A; B] @ [C | D]: the same four products as one GEMM of 2M×K by K×2N
     block1    [A | B] @ [[C, D], [-D, C]]: one GEMM of M×2K by 2K×2N, sums inside the GEMM
+    interleaved1  the pair layout itself: a's [.., M, K, 2] read as [.., M, 2K] times an
+              interleaved block of b (2K×2N) gives [.., M, N, 2] directly: no copy of a or the result
     gauss3    AC, BD, (A+B)(C+D) - AC - BD: three products, two more additions
     eager     ``torch.matmul`` on the complex tensors, eager (complex BLAS)
 
@@ -34,7 +36,7 @@ from pathlib import Path
 
 import torch
 
-FORMS = ("four", "stacked1", "block1", "gauss3", "eager")
+FORMS = ("four", "stacked1", "block1", "interleaved1", "gauss3", "eager")
 # (batch, M, K, N): a complex linear layer on tokens, a square one, a batched
 # per-mode product (FNO-like), and a state recurrence (LRU-like, thin).
 SHAPES = [(1, 1024, 256, 256), (1, 512, 512, 512), (64, 32, 32, 32), (1, 4096, 64, 64)]
@@ -68,6 +70,16 @@ def block1(a, b):
     out = left @ right
     n = br.shape[-1]
     return torch.stack((out[..., :n], out[..., n:]), -1)
+
+
+def interleaved1(a, b):
+    br, bi = b[..., 0], b[..., 1]
+    # rows 2k / 2k+1 take a's re / im of k; columns 2n / 2n+1 give re / im of n.
+    even = torch.stack((br, bi), -1)  # [.., K, N, 2]
+    odd = torch.stack((-bi, br), -1)
+    block = torch.stack((even, odd), -3).flatten(-4, -3).flatten(-2)  # [.., 2K, 2N]
+    out = a.flatten(-2) @ block
+    return out.unflatten(-1, (-1, 2))
 
 
 def eager(a, b):

@@ -288,19 +288,23 @@ def test_in_place_write_lands_in_the_caller_tensor():
 
 
 def test_refusals_are_kept():
-    # Every complex pow is rewritten now (tests/test_pow_rules.py); in-place pow_
-    # has no rule, so it is still kept and bridged.
-    def pow_in_place(z):
-        w = z.clone()
-        w.pow_(2.5)
-        return w
+    # Rules that refuse their arguments leave the op complex, with eager's numbers:
+    # addmm with alpha=0 (eager skips the product, NaNs and all) and var_mean
+    # (a (real, complex) tuple result the pass does not hold).
+    def fn(z, a, b):
+        var, mean = torch.var_mean(z)
+        return torch.addmm(z, a, b, alpha=0) + mean, var
 
-    z = torch.randn(4, dtype=torch.complex64)
-    expected = pow_in_place(z)
-    gm = dynamo_graph(pow_in_place, z)
+    z, a, b = (torch.randn(2, 2, dtype=torch.complex64) for _ in range(3))
+    a[0, 0] = complex(float("nan"), 0.0)
+    expected = fn(z, a, b)
+    gm = dynamo_graph(fn, z, a, b)
     report = run_pass(gm)
-    assert report.count("kept") + report.count("bridged") >= 1
-    torch.testing.assert_close(gm(z)[0], expected)
+    kept = {d.op for d in report.decisions if d.action in ("kept", "bridged")}
+    assert {"torch.var_mean", "torch.addmm"} <= kept, report.format()
+    actual = gm(*gm.example_inputs)
+    torch.testing.assert_close(actual[0], expected[0], equal_nan=True)
+    torch.testing.assert_close(actual[1], expected[1])
 
 
 def test_abs_angle_sgn_gradients_at_zero_match_eager():
@@ -505,26 +509,18 @@ class GraphModule(torch.nn.Module):
         l_b_ = L_b_
         view_as_real: "f32[2, 3, 2]" = torch.view_as_real(l_a_);  l_a_ = None
         view_as_real_1: "f32[3, 2, 2]" = torch.view_as_real(l_b_);  l_b_ = None
-        getitem: "f32[2, 3]" = view_as_real[(Ellipsis, 0)]
-        getitem_1: "f32[2, 3]" = view_as_real[(Ellipsis, 1)];  view_as_real = None
         getitem_2: "f32[3, 2]" = view_as_real_1[(Ellipsis, 0)]
         getitem_3: "f32[3, 2]" = view_as_real_1[(Ellipsis, 1)];  view_as_real_1 = None
-        cat: "f32[4, 3]" = torch.cat((getitem, getitem_1), -2);  getitem = getitem_1 = None
-        cat_1: "f32[3, 4]" = torch.cat((getitem_2, getitem_3), -1);  getitem_2 = getitem_3 = None
-        matmul_1: "f32[4, 4]" = torch.matmul(cat, cat_1);  cat = cat_1 = None
-        chunk = matmul_1.chunk(2, -2);  matmul_1 = None
-        getitem_4: "f32[2, 4]" = chunk[0]
-        getitem_5: "f32[2, 4]" = chunk[1];  chunk = None
-        chunk_1 = getitem_4.chunk(2, -1);  getitem_4 = None
-        getitem_6: "f32[2, 2]" = chunk_1[0]
-        getitem_7: "f32[2, 2]" = chunk_1[1];  chunk_1 = None
-        chunk_2 = getitem_5.chunk(2, -1);  getitem_5 = None
-        getitem_8: "f32[2, 2]" = chunk_2[0]
-        getitem_9: "f32[2, 2]" = chunk_2[1];  chunk_2 = None
-        sub: "f32[2, 2]" = getitem_6 - getitem_9;  getitem_6 = getitem_9 = None
-        add: "f32[2, 2]" = getitem_7 + getitem_8;  getitem_7 = getitem_8 = None
-        stack: "f32[2, 2, 2]" = torch.stack((sub, add), -1);  sub = add = None
-        view_as_complex: "c64[2, 2]" = torch.view_as_complex(stack);  stack = None
+        stack: "f32[3, 2, 2]" = torch.stack((getitem_2, getitem_3), -1)
+        neg: "f32[3, 2]" = -getitem_3;  getitem_3 = None
+        stack_1: "f32[3, 2, 2]" = torch.stack((neg, getitem_2), -1);  neg = getitem_2 = None
+        stack_2: "f32[3, 2, 2, 2]" = torch.stack((stack, stack_1), -3);  stack = stack_1 = None
+        flatten: "f32[6, 2, 2]" = stack_2.flatten(-4, -3);  stack_2 = None
+        flatten_1: "f32[6, 4]" = flatten.flatten(-2);  flatten = None
+        flatten_2: "f32[2, 6]" = view_as_real.flatten(-2);  view_as_real = None
+        matmul_1: "f32[2, 4]" = torch.matmul(flatten_2, flatten_1);  flatten_2 = flatten_1 = None
+        unflatten: "f32[2, 2, 2]" = matmul_1.unflatten(-1, (-1, 2));  matmul_1 = None
+        view_as_complex: "c64[2, 2]" = torch.view_as_complex(unflatten);  unflatten = None
         return (view_as_complex,)""")
 
     def test_creation_dump(self):
