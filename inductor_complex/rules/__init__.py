@@ -8,6 +8,7 @@ from . import (  # noqa: F401
     indexing,
     inplace,
     inverse_trig,
+    layout,
     linalg,
     log1p,
     losses,
@@ -17,6 +18,7 @@ from . import (  # noqa: F401
     reductions,
     scatter,
     shapes,
+    statistics,
     transcendental,
     trig,
 )

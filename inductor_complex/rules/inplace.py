@@ -8,6 +8,7 @@ import torch
 from ..values import Pair, real_dtype
 from .arith import add, div, neg, product, reciprocal, square, sub
 from .common import fake, is_tensor_proxy
+from .power import pow_ as power
 from .registry import RULES, Unsupported, rule
 from .transcendental import exp, log, sgn, sqrt
 
@@ -57,7 +58,17 @@ _IN_PLACE = {
     "exp_": exp,
     "log_": log,
     "sgn_": sgn,
+    "pow_": power,
 }
 for _name, _compute in _IN_PLACE.items():
     if _name not in RULES:  # arith.py may own some of these
         rule(_name)(_in_place(_compute))
+
+
+@rule("zero_")
+def zero_(z, *, out):
+    # Zeroing the pair tensor zeroes both parts in the complex storage it views.
+    if not isinstance(z, Pair):
+        raise Unsupported("zero_ of a real tensor")
+    z.data.zero_()
+    return z
