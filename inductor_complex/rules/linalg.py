@@ -13,9 +13,10 @@ Measured (perf/bench_complex_matmul.py, perf/results/matmul_forms_*, CPU):
 the 3-multiplication Gauss form ``(A+B)(C+D) - AC - BD`` saves a GEMM, but on
 nearly-real inputs its imaginary part is off by 5e-3 (complex64) where
 eager's is off by 5e-7, so it is not used. Of the 4-multiplication forms the
-interleaved GEMM was the fastest in every shape (0.35 to 0.84 of the time of
-four separate GEMMs; eager's complex BLAS, reading the interleaved layout
-natively, was faster still), with errors within 2x of four GEMMs'.
+interleaved GEMM was the fastest in 15 of 16 shape/dtype/mode rows and tied
+in the last (0.55 to 0.90 of the time of four separate GEMMs; eager's complex
+BLAS, which reads the interleaved layout natively, took 0.39 to 0.78), with
+errors within 2x of four GEMMs'.
 
 Every call is the same op on the parts (``matmul`` stays ``matmul`` with its
 own broadcasting, ``einsum`` keeps its equation), so shapes follow eager.
