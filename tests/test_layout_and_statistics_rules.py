@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import math
 
+import expecttest
 import pytest
 import torch
-from complex_testing import aten_graph, compile_and_compare, dynamo_graph, run_pass
+from complex_testing import aten_graph, compile_and_compare, dynamo_graph, normalize_graph, run_pass
 
 inf, nan = math.inf, math.nan
 _EDGE = [0.0, -0.0, 1.5, -2.0, inf, -inf, nan, 1e-40, 3e30, -7.25, 0.5]
@@ -253,3 +254,31 @@ def test_compiled_chain_forward_backward():
     report, fallbacks = compile_and_compare(fn, x, w, i, atol=1e-4, rtol=1e-4)
     assert report.count("bridged") + report.count("kept") == 0, report.format()
     assert fallbacks.beyond_views == []
+
+
+class TestDumps(expecttest.TestCase):
+    def test_tril_and_var_dump(self):
+        # tril moves the pair dim out of the matrix dims; var is var(re) + var(im).
+        def fn(z):
+            return torch.tril(z), torch.var(z, dim=0)
+
+        z = torch.randn(2, 2, dtype=torch.complex64)
+        gm = dynamo_graph(fn, z)
+        run_pass(gm)
+        _assert_bitwise(gm(z), fn(z))
+        self.assertExpectedInline(normalize_graph(gm), """\
+class GraphModule(torch.nn.Module):
+    def forward(self, L_z_: "c64[2, 2]"):
+        l_z_ = L_z_
+        view_as_real: "f32[2, 2, 2]" = torch.view_as_real(l_z_);  l_z_ = None
+        movedim: "f32[2, 2, 2]" = view_as_real.movedim(-1, 0)
+        tril_1: "f32[2, 2, 2]" = torch.tril(movedim, 0);  movedim = None
+        movedim_1: "f32[2, 2, 2]" = tril_1.movedim(0, -1);  tril_1 = None
+        contiguous: "f32[2, 2, 2]" = movedim_1.contiguous();  movedim_1 = None
+        getitem: "f32[2, 2]" = view_as_real[(Ellipsis, 0)]
+        var_1: "f32[2]" = torch.var(getitem, dim = 0);  getitem = None
+        getitem_1: "f32[2, 2]" = view_as_real[(Ellipsis, 1)];  view_as_real = None
+        var_2: "f32[2]" = torch.var(getitem_1, dim = 0);  getitem_1 = None
+        add: "f32[2]" = var_1 + var_2;  var_1 = var_2 = None
+        view_as_complex: "c64[2, 2]" = torch.view_as_complex(contiguous);  contiguous = None
+        return (view_as_complex, add)""")
