@@ -57,6 +57,17 @@ def _mutates(node: Node) -> bool:
     return isinstance(name, str) and name.endswith("_") and not name.startswith("_")
 
 
+def _may_write_complex_storage(node: Node) -> bool:
+    """Whether an in-place op may write memory a complex tensor owns: its target
+    is complex, a real view of a complex tensor (``.real``, ``view_as_real``), or unknown."""
+    target = node.args[0] if node.args else None
+    value = fake_value(target) if isinstance(target, Node) else None
+    if not isinstance(value, torch.Tensor):
+        return True
+    base = value._base if value._base is not None else value
+    return value.is_complex() or base.is_complex()
+
+
 class GraphLeftUnchanged(Exception):
     """The graph cannot be rewritten at all; ``node`` says why."""
 
@@ -105,8 +116,12 @@ class ComplexRewriter:
             if node in self.created:
                 self.graph.erase_node(node)
 
-    def _graph_writes_in_place(self) -> bool:
-        return any(_mutates(node) for node in self.graph.nodes if node.op in ("call_function", "call_method"))
+    def _graph_writes_complex_storage(self) -> bool:
+        return any(
+            _mutates(node) and _may_write_complex_storage(node)
+            for node in self.graph.nodes
+            if node.op in ("call_function", "call_method")
+        )
 
     def _rewire(self, node: Node, args: tuple, kwargs: dict) -> None:
         self.rewired.append((node, node.args, node.kwargs))
@@ -132,10 +147,10 @@ class ComplexRewriter:
         if rule is None:
             self._keep(node, op, f"no rule for {call.name if call else op}")
             return
-        if call.name in _LAZY_CONJ_VIEWS and self._graph_writes_in_place():
+        if call.name in _LAZY_CONJ_VIEWS and self._graph_writes_complex_storage():
             # Its users could not take a real view of it either (view_as_real
             # refuses conj views): leave the whole graph as it was.
-            raise GraphLeftUnchanged(node, op, "eager's result is a lazy conj view and the graph writes in place")
+            raise GraphLeftUnchanged(node, op, "eager's result is a lazy conj view and the graph writes complex storage in place")
         try:
             self._apply(node, rule, call.args, call.kwargs)
         except Unsupported as why:

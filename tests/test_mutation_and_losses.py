@@ -229,7 +229,7 @@ def test_writes_through_views_of_graph_inputs():
     assert fallbacks.beyond_views == ["aten.copy_.default"], fallbacks.ops
 
 
-@pytest.mark.parametrize("write", ["through_conj", "into_input"])
+@pytest.mark.parametrize("write", ["through_conj", "into_input", "into_real_view"])
 def test_conj_view_with_writes_keeps_eagers_aliasing(write):
     # Eager's conj is a view: writes through it reach z, and writes to z show
     # through it. Computed conj would miss both, so such a graph is left as is.
@@ -244,7 +244,12 @@ def test_conj_view_with_writes_keeps_eagers_aliasing(write):
         z.mul_(2)
         return w + 1
 
-    fn = {"through_conj": through_conj, "into_input": into_input}[write]
+    def into_real_view(z):
+        w = z.conj()
+        z.real.mul_(3)
+        return w + 1
+
+    fn = {"through_conj": through_conj, "into_input": into_input, "into_real_view": into_real_view}[write]
     z = torch.randn(3, dtype=torch.complex64)
     z_eager, z_compiled = z.clone(), z.clone()
     expected = fn(z_eager)
@@ -254,3 +259,15 @@ def test_conj_view_with_writes_keeps_eagers_aliasing(write):
     torch.testing.assert_close(z_compiled, z_eager)
     (decision,) = complex_pass.last_report.decisions
     assert decision.action == "kept" and "lazy conj view" in decision.reason
+
+
+def test_conj_is_rewritten_when_only_real_tensors_are_written():
+    # An in-place ReLU elsewhere cannot touch complex storage: conj stays rewritten.
+    def fn(x, z):
+        h = torch.relu_(x * 2)
+        return z.conj() * h
+
+    x, z = torch.randn(3), torch.randn(3, dtype=torch.complex64)
+    report, fallbacks = compile_and_compare(fn, x, z)
+    assert report.count("kept") + report.count("bridged") == 0, report.format()
+    assert fallbacks.beyond_views == []
