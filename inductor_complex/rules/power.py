@@ -25,9 +25,9 @@ log rule's ``clog``, that product, the exp rule's ``cexp``.
 Gradients (tools/autograd ``pow_backward*``) are ``grad * conj(y x^(y-1))``
 for the base (0 where ``y == 0``) and ``grad * conj(x^y log x)`` for the
 exponent (0 at base 0 for a real ``y >= 0``); autograd through the formulas
-gives those at finite nonzero bases and finite exponents (the log's phase
-derivative is taken on a rescaled base so it does not overflow). At a zero,
-infinite or NaN base and for a non-finite exponent eager's value is 0 or NaN
+gives those at finite nonzero bases and finite exponents (the log rule's
+``phase`` takes its derivative on a rescaled base, so it does not overflow).
+At a zero, infinite or NaN base and for a non-finite exponent eager's value is 0 or NaN
 (``0 * inf``), decided by the exponent (e.g. the base derivative at 0 is 0
 for a finite ``y`` with ``Re y > 1``, at an infinite base for ``Re y < 1``);
 the rules cut autograd there and pin it: 0, or NaN from a zero-valued "probe"
@@ -207,21 +207,16 @@ def _clog(z: Pair, out):
 
     Its forward values are the rule's. Autograd runs on a base whose zeros,
     infinities and NaNs are replaced by 1 (there clog is pinned: the rule's
-    special values ``log hypot``, ``atan2``), and the phase's derivative is taken
-    from ``atan2`` of the base scaled by ``1/max(|re|, |im|)``: unscaled, its
-    ``re² + im²`` overflows or underflows for large or tiny bases.
+    special values ``log hypot``, ``atan2``); the log rule's phase already takes
+    its derivative on the base scaled to |z| ~ 1 (``transcendental.phase``).
     """
     a, b = z.re.detach(), z.im.detach()
     zero, nonfinite = _special_bases(z)
     special = zero | nonfinite
     safe_re, safe_im = torch.where(special, 1.0, z.re), torch.where(special, 0.0, z.im)
     log_safe = _log_rule(z.with_data(torch.stack((safe_re, safe_im), -1)), out=out)
-    scale = torch.maximum(safe_re.abs(), safe_im.abs()).detach()
-    phase = torch.atan2(safe_im / scale, safe_re / scale)
-    # x - (+0) is x bit for bit, signed zeros included.
-    im = log_safe.im.detach() - (phase.detach() - phase)
     l_re = torch.where(special, torch.log(torch.hypot(a, b)), log_safe.re)
-    l_im = torch.where(special, torch.atan2(b, a), im)
+    l_im = torch.where(special, torch.atan2(b, a), log_safe.im)
     return l_re, l_im
 
 
