@@ -44,7 +44,7 @@ _IN_PLACE_OPERATORS = {
 
 # Eager returns these as views carrying a lazy conj bit: a later in-place write
 # to the input shows through them (and one through them reaches the input).
-# The rules compute them, which is only exact when nothing in the graph writes.
+# The rules compute them, which is only exact when nothing writes complex storage.
 _LAZY_CONJ_VIEWS = {"conj", "H", "mH", "adjoint"}
 
 
