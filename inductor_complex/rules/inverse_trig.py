@@ -75,9 +75,9 @@ import torch
 from ..values import real_dtype
 from .common import round_to
 from .log1p import clog_parts, x2y2m1
-from .pair_math import pack
+from .pair_math import pack, unary_dtype
 from .registry import rule
-from .trig import parts_rule, signed_constant, unary_dtype
+from .trig import parts_rule, signed_constant
 
 # ------------------------------------------------------------------ helpers
 

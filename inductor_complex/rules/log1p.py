@@ -47,20 +47,11 @@ import math
 
 import torch
 
-from ..values import Pair, real_dtype
+from ..values import real_dtype
 from .arith import smith_divide
-from .pair_math import ScalarOps, op_dtype, pack
-from .registry import Unsupported, rule
+from .pair_math import ScalarOps, pack, unary_dtype
+from .registry import rule
 from .transcendental import phase
-
-
-def _require(z, name, out):
-    if not isinstance(z, Pair):
-        raise Unsupported(f"{name} of a real tensor")
-    dtype = op_dtype(out)
-    if z.dtype != dtype:
-        raise Unsupported("operand dtype differs from the result's")
-    return dtype
 
 
 def x2y2m1(ax, ay, part):
@@ -143,7 +134,7 @@ def clog_parts(x, y, dtype):
 @rule("log1p")
 def log1p(z, *, out):
     """c10's CPU ``log1p``: ``log(u) · z / (u - 1)`` with ``u = 1 + z``."""
-    dtype = _require(z, "log1p", out)
+    dtype = unary_dtype(z, out, "log1p")
     # ops' multiply-adds are fused, as in eager's kernel: near
     # |1 + z| = 1 that moves the real part far beyond the last bit (1.54e-11
     # instead of 9.18e-12 at z = -2.71e-4 + 0.0233i).

@@ -150,3 +150,13 @@ def zero_safe(re, im):
 def require_supported_pair(z: Pair) -> None:
     if z.dtype not in SUPPORTED_DTYPES:
         raise Unsupported(f"{z.dtype}")
+
+
+def unary_dtype(z, out, name) -> torch.dtype:
+    """The complex dtype of a unary op on ``z``; refuses a real or promoted operand."""
+    if not isinstance(z, Pair):
+        raise Unsupported(f"{name} of a real tensor")
+    dtype = op_dtype(out)
+    if z.dtype != dtype:
+        raise Unsupported("operand dtype differs from the result's")
+    return dtype

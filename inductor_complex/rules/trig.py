@@ -38,11 +38,11 @@ import math
 
 import torch
 
-from ..values import Pair, real_dtype
+from ..values import real_dtype
 from .arith import smith_divide
 from .common import round_to
-from .pair_math import ScalarOps, op_dtype, pack
-from .registry import Unsupported, rule
+from .pair_math import ScalarOps, pack, unary_dtype
+from .registry import rule
 from .transcendental import exp as _exp_rule
 from .transcendental import log as _log_rule
 from .transcendental import sqrt as _sqrt_rule
@@ -65,10 +65,20 @@ def _abs_one_sided(a, neg):
     return torch.where(neg, -a, a)
 
 
-def _past_threshold(rx, big, sin_b, cos_b, t, exp_t, half_exp_t, finfo):
+def _exp_threshold(dtype) -> int:
+    """glibc's ``t = ⌊(MAX_EXP - 1)·ln 2⌋`` (88 / 709): past it ``e^t`` is applied in steps."""
+    _, _, max_exp = _consts(dtype)
+    return int((max_exp - 1) * math.log(2))
+
+
+def _past_threshold(rx, big, sin_b, cos_b, dtype):
     """glibc's products for ``|a| > t``: ``e^|a|/2 · (cos b, sin b)``, with
     ``e^|a|`` applied in steps of ``e^t`` and capped at the largest finite
     value past ``3t``, so a finite result never overflows early."""
+    part, finfo, _ = _consts(dtype)
+    t = _exp_threshold(dtype)
+    exp_t = round_to(math.exp(t), part)
+    half_exp_t = exp_t / 2
     rx1 = torch.where(big, rx, t + 1.0) - t
     s1, c1 = sin_b * half_exp_t, cos_b * half_exp_t
     big2 = rx1 > t
@@ -82,10 +92,7 @@ def _past_threshold(rx, big, sin_b, cos_b, t, exp_t, half_exp_t, finfo):
 
 def _sinh_parts(a, b, dtype):
     """glibc ``csinh(a + ib)`` as (re, im)."""
-    part, finfo, max_exp = _consts(dtype)
-    t = int((max_exp - 1) * math.log(2))
-    exp_t = round_to(math.exp(t), part)
-    half_exp_t = exp_t / 2
+    t = _exp_threshold(dtype)
     neg = torch.signbit(a)
     rx = _abs_one_sided(a, neg)
     s, c = torch.sin(b), torch.cos(b)
@@ -96,7 +103,7 @@ def _sinh_parts(a, b, dtype):
     re_small = torch.sinh(rx_small) * c
     im_small = torch.cosh(rx_small) * s
     # |a| > t: e^|a| applied in steps of e^t.
-    large_re, large_im = _past_threshold(rx, big, s, c, t, exp_t, half_exp_t, finfo)
+    large_re, large_im = _past_threshold(rx, big, s, c, dtype)
     re = torch.where(big, large_re, re_small)
     im = torch.where(big, large_im, im_small)
     # Special values (glibc's classification branches), on detached inputs.
@@ -119,10 +126,7 @@ def _sinh_parts(a, b, dtype):
 
 def _cosh_parts(a, b, dtype):
     """glibc ``ccosh(a + ib)`` as (re, im)."""
-    part, finfo, max_exp = _consts(dtype)
-    t = int((max_exp - 1) * math.log(2))
-    exp_t = round_to(math.exp(t), part)
-    half_exp_t = exp_t / 2
+    t = _exp_threshold(dtype)
     neg = torch.signbit(a)
     rx = _abs_one_sided(a, neg)
     s, c = torch.sin(b), torch.cos(b)
@@ -133,7 +137,7 @@ def _cosh_parts(a, b, dtype):
     im_small = torch.sinh(a_small) * s
     # |a| > t: e^|a| applied in steps of e^t, sin b carrying the sign of a.
     sn = torch.where(neg, -s, s)
-    large_re, large_im = _past_threshold(rx, big, sn, c, t, exp_t, half_exp_t, finfo)
+    large_re, large_im = _past_threshold(rx, big, sn, c, dtype)
     re = torch.where(big, large_re, re_small)
     im = torch.where(big, large_im, im_small)
     ad, bd, cd, sd = a.detach(), b.detach(), c.detach(), s.detach()
@@ -189,16 +193,6 @@ def _tanh_parts(a, b, dtype):
     )
     finite = torch.isfinite(ad) & b_fin
     return torch.where(finite, re, re_sp), torch.where(finite, im, im_sp)
-
-
-def unary_dtype(z, out, name) -> torch.dtype:
-    """The complex dtype of a unary op on ``z``; refuses a real or promoted operand."""
-    if not isinstance(z, Pair):
-        raise Unsupported(f"{name} of a real tensor")
-    dtype = op_dtype(out)
-    if z.dtype != dtype:
-        raise Unsupported("operand dtype differs from the result's")
-    return dtype
 
 
 def parts_rule(name: str, parts):
