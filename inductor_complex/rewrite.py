@@ -97,6 +97,8 @@ class ComplexRewriter:
     def run(self) -> Report:
         if self.fake_mode is None or not graph_has_complex(self.graph):
             return self.report
+        # Read once, from the graph as it came (the rules add writes of their own).
+        self.writes_complex_storage = self._graph_writes_complex_storage()
         for node in list(self.graph.nodes):
             self.current = node
             if node.op in ("call_function", "call_method"):
@@ -147,7 +149,7 @@ class ComplexRewriter:
         if rule is None:
             self._keep(node, op, f"no rule for {call.name if call else op}")
             return
-        if call.name in _LAZY_CONJ_VIEWS and self._graph_writes_complex_storage():
+        if call.name in _LAZY_CONJ_VIEWS and self.writes_complex_storage:
             # Its users could not take a real view of it either (view_as_real
             # refuses conj views): leave the whole graph as it was.
             raise GraphLeftUnchanged(node, op, "eager's result is a lazy conj view and the graph writes complex storage in place")
