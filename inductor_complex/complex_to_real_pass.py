@@ -44,7 +44,7 @@ class ComplexToRealPass(CustomGraphPass):
     """
 
     def __init__(self, *, fused_rotary: bool | None = None):
-        if fused_rotary not in (None, True, False):
+        if fused_rotary is not None and not isinstance(fused_rotary, bool):  # 0 == False: not an option
             raise TypeError(f"fused_rotary must be None, True or False, got {fused_rotary!r}")
         self.fused_rotary = fused_rotary
         self.last_report: Report | None = None
@@ -74,16 +74,17 @@ class ComplexToRealPass(CustomGraphPass):
         report = Report()
         self.last_report = report
         self.reports.append(report)
-        rewriter = None
+        rewriter, walk_starts = None, 0
         try:
             if not graph_has_complex(graph):
                 return
             fuse_rotary_sites(graph, report, self.fused_rotary)
+            walk_starts = len(report.decisions)  # the fused sites stay fused if the walk is undone
             rewriter = ComplexRewriter(graph, report)
             rewriter.run()
         except GraphLeftUnchanged as why:
             rewriter.undo()
-            report.decisions.clear()
+            report.withdraw_since(walk_starts)
             report.add(why.node, why.op, "kept", f"{why.reason}; graph left unchanged")
         except Exception as error:  # never break the user's compile
             counters[COUNTER]["pass_failed"] += 1
@@ -92,7 +93,10 @@ class ComplexToRealPass(CustomGraphPass):
                 type(error).__name__, error, exc_info=log.isEnabledFor(logging.DEBUG),
             )
             if rewriter is not None:
+                report.withdraw_since(walk_starts)
                 try:
                     rewriter.undo()
                 except Exception:  # pragma: no cover - undo only resets args and erases its own nodes
                     log.error("inductor_complex: could not undo a failed rewrite", exc_info=True)
+        finally:
+            report.commit()

@@ -15,8 +15,12 @@ import torch
 import torch._inductor.graph as inductor_graph
 from torch.utils._pytree import tree_leaves
 
-# Views that only reinterpret memory: no copy, no kernel, just an alias call.
+# The rewritten graph's edges with complex tensors: views that only reinterpret
+# memory (no copy, no kernel, just an alias call), and ``aten.complex``, the one
+# copy that gives a new complex output of an inference graph a storage of its
+# own (a view made under the no_grad the graph runs in could not be written to).
 ZERO_COPY_VIEWS = frozenset({"aten.view_as_real.default", "aten.view_as_complex.default"})
+EDGE_OPS = ZERO_COPY_VIEWS | {"aten.complex.default"}
 
 
 def _touches_complex(node: torch.fx.Node) -> bool:
@@ -30,9 +34,9 @@ class ComplexFallbacks:
     ops: list[str] = dataclasses.field(default_factory=list)
 
     @property
-    def beyond_views(self) -> list[str]:
-        """Fallbacks that do real work: everything but zero-copy bridge views."""
-        return [op for op in self.ops if op not in ZERO_COPY_VIEWS]
+    def beyond_edges(self) -> list[str]:
+        """Fallbacks inside the computation: everything but the edge ops above."""
+        return [op for op in self.ops if op not in EDGE_OPS]
 
 
 @contextlib.contextmanager

@@ -3,7 +3,9 @@
 New nodes get the same kind of metadata as the graph's own (Dynamo's
 ``example_value`` or aten's ``val``), computed by running each node on its
 inputs' fake values under the graph's fake mode, as torch.export's
-``_node_metadata_hook`` does; later rules read shapes and dtypes from it.
+``_node_metadata_hook`` does. Rules read shapes and dtypes from it, so every
+node gets its value the moment it is created (:class:`FakeRecordingTracer`):
+a helper that inspects a node a rule has just emitted sees what it is.
 """
 
 from __future__ import annotations
@@ -37,17 +39,50 @@ def graph_fake_mode(graph: torch.fx.Graph):
     return None
 
 
-def propagate_fake_values(new_nodes, origin: torch.fx.Node, fake_mode, key: str) -> None:
-    """Give ``new_nodes`` fake values and ``origin``'s provenance (stack trace)."""
-    for new in new_nodes:
+def record_fake_value(new: torch.fx.Node, origin: torch.fx.Node | None, fake_mode, key: str, grad_enabled: bool) -> None:
+    """Give ``new`` its fake value, computed under the grad mode it will run in
+    (so ``requires_grad`` is eager's), and ``origin``'s provenance (stack trace).
+
+    Autocast is off: the pass's own nodes compute what eager's complex ops do,
+    and eager's autocast leaves complex ops alone (the rewriter turns it off
+    around its nodes inside autocast regions).
+    """
+    if origin is not None:
         for name in _PROVENANCE:
             if name in origin.meta and name not in new.meta:
                 new.meta[name] = origin.meta[name]
-        args, kwargs = map_arg((new.args, new.kwargs), fake_value)
-        with fake_mode:
-            if new.op == "call_method":
-                value = getattr(args[0], new.target)(*args[1:], **kwargs)
-            else:
-                value = new.target(*args, **kwargs)
-        if value is not None:
-            new.meta[key] = value
+    args, kwargs = map_arg((new.args, new.kwargs), fake_value)
+    with fake_mode, torch.set_grad_enabled(grad_enabled), torch._C._DisableAutocast():
+        if new.op == "call_method":
+            value = getattr(args[0], new.target)(*args[1:], **kwargs)
+        else:
+            value = new.target(*args, **kwargs)
+    if value is not None:
+        new.meta[key] = value
+
+
+def propagate_fake_values(new_nodes, origin: torch.fx.Node, fake_mode, key: str, grad_enabled: bool = False) -> None:
+    """Give ``new_nodes`` fake values and ``origin``'s provenance (stack trace)."""
+    for new in new_nodes:
+        record_fake_value(new, origin, fake_mode, key, grad_enabled)
+
+
+class FakeRecordingTracer(torch.fx.proxy.GraphAppendingTracer):
+    """Records rule calls into the graph, each node with its fake value at once.
+
+    ``origin`` (the node being rewritten, for provenance), ``grad_enabled``
+    and ``on_create`` are set by the rewriter for each rule it runs.
+    """
+
+    def __init__(self, graph: torch.fx.Graph, fake_mode, key: str):
+        super().__init__(graph)
+        self.fake_mode, self.key = fake_mode, key
+        self.origin: torch.fx.Node | None = None
+        self.grad_enabled = False
+        self.on_create = lambda node: None
+
+    def create_node(self, kind, target, args, kwargs, name=None, type_expr=None):
+        node = super().create_node(kind, target, args, kwargs, name, type_expr)
+        self.on_create(node)
+        record_fake_value(node, self.origin, self.fake_mode, self.key, self.grad_enabled)
+        return node

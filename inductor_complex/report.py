@@ -56,16 +56,28 @@ class Decision:
 
 @dataclasses.dataclass
 class Report:
+    """Decisions about one graph. They reach the log and the counters only when
+    committed, once the pass is done with the graph: a walk that is undone
+    withdraws its decisions first, so diagnostics show what the graph now holds."""
+
     decisions: list[Decision] = dataclasses.field(default_factory=list)
+    committed: int = 0  # decisions already logged and counted
 
     def add(self, node: torch.fx.Node, op: str, action: str, reason: str = "") -> None:
-        decision = Decision(node.name, op, action, reason, source_line(node))
-        self.decisions.append(decision)
-        counters[COUNTER][action] += 1
-        if action in ("bridged", "kept", "fused_refused"):
-            log.info("%s %s (%s): %s [at %s]", action, op, node.name, reason, decision.source)
-        else:
-            log.debug("%s %s (%s) %s", action, op, node.name, reason)
+        self.decisions.append(Decision(node.name, op, action, reason, source_line(node)))
+
+    def withdraw_since(self, mark: int) -> None:
+        """Drop the decisions made after ``len(decisions)`` was ``mark``."""
+        del self.decisions[max(mark, self.committed):]
+
+    def commit(self) -> None:
+        for decision in self.decisions[self.committed:]:
+            counters[COUNTER][decision.action] += 1
+            if decision.action in ("bridged", "kept", "fused_refused", "pass_failed"):
+                log.info("%s %s (%s): %s [at %s]", decision.action, decision.op, decision.node, decision.reason, decision.source)
+            else:
+                log.debug("%s %s (%s) %s", decision.action, decision.op, decision.node, decision.reason)
+        self.committed = len(self.decisions)
 
     def count(self, action: str) -> int:
         return sum(1 for d in self.decisions if d.action == action)

@@ -1,12 +1,17 @@
 """The complex-to-real rewrite: one forward walk over an FX graph.
 
-The heart is ``pairs``: complex value (an original node) → the real-pair
-node that now holds it. Rules read their operands from it and write their
-results into it, so a chain of complex ops never returns to complex in
-between. Complex values that stay complex (graph inputs, constants, outputs
-of ops without a rule) get a ``view_as_real`` entry view at first use; a
-rewritten value needed by an op without a rule, or by the graph output, gets a
-``view_as_complex`` bridge. Both are views, so mutations still land.
+The heart is ``held``: complex value (an original node) → :class:`Held`, the
+real-pair node that now holds it (with eager's lazy conj/neg bits). Rules read
+their operands from it and write their results into it, so a chain of complex
+ops never returns to complex in between. Complex values that stay complex
+(graph inputs, constants, outputs of ops without a rule) are read through an
+entry view (:mod:`.edges`); a rewritten value needed by an op without a rule,
+or by the graph output, gets a complex view of its pair. Both are views, so
+mutations land.
+
+Exactness is checked per node against eager's own fake result: shape, dtype,
+device, lazy bits, whether it shares storage with each operand and whether it
+requires grad. A node that fails any check is kept as it was.
 """
 
 from __future__ import annotations
@@ -19,14 +24,19 @@ import torch.fx
 from torch.fx.experimental.symbolic_shapes import statically_known_true
 from torch.fx.node import map_aggregate, map_arg
 
-from .graph_meta import graph_fake_mode, meta_key, propagate_fake_values
+from .edges import Edges, GraphLeftUnchanged
+from .graph_meta import FakeRecordingTracer, graph_fake_mode, meta_key
+from .graph_modes import ambient_modes, modes_by_node
+from .mutation import mutates, mutates_metadata, shares_storage, written_args
 from .report import Report
-from .rules import RULES, Unsupported
+from .rules import LAZY_BITS, RULES, Unsupported
 from .rules.common import tracing_into
 from .targets import describe_target, normalize
-from .values import Pair, fake_value, holds_complex, is_complex_tensor, real_dtype
+from .values import NO_BITS, Held, Pair, bits_of, fake_value, holds_complex, is_complex_tensor, real_dtype
 
 Node = torch.fx.Node
+
+__all__ = ["ComplexRewriter", "GraphLeftUnchanged", "graph_has_complex"]
 
 
 def graph_has_complex(graph: torch.fx.Graph) -> bool:
@@ -37,43 +47,8 @@ def _same_size(a, b) -> bool:
     return len(a) == len(b) and all(statically_known_true(x == y) for x, y in zip(a, b))
 
 
-_IN_PLACE_OPERATORS = {
-    operator.setitem, operator.iadd, operator.isub, operator.imul, operator.itruediv, operator.ipow,
-    operator.imatmul, operator.iand, operator.ior, operator.ixor,
-}
-
-# Eager returns these as views carrying a lazy conj bit: a later in-place write
-# to the input shows through them (and one through them reaches the input).
-# The rules compute them, which is only exact when nothing writes complex storage.
-_LAZY_CONJ_VIEWS = {"conj", "H", "mH", "adjoint"}
-
-
-def _mutates(node: Node) -> bool:
-    if node.op == "call_function" and node.target in _IN_PLACE_OPERATORS:
-        return True
-    if isinstance(node.target, torch._ops.OpOverload):
-        return bool(node.target._schema.is_mutable)
-    name = node.target if node.op == "call_method" else getattr(node.target, "__name__", "")
-    return isinstance(name, str) and name.endswith("_") and not name.startswith("_")
-
-
-def _may_write_complex_storage(node: Node) -> bool:
-    """Whether an in-place op may write memory a complex tensor owns: its target
-    is complex, a real view of a complex tensor (``.real``, ``view_as_real``), or unknown."""
-    target = node.args[0] if node.args else None
-    value = fake_value(target) if isinstance(target, Node) else None
-    if not isinstance(value, torch.Tensor):
-        return True
-    base = value._base if value._base is not None else value
-    return value.is_complex() or base.is_complex()
-
-
-class GraphLeftUnchanged(Exception):
-    """The graph cannot be rewritten at all; ``node`` says why."""
-
-    def __init__(self, node: Node, op: str, reason: str):
-        super().__init__(reason)
-        self.node, self.op, self.reason = node, op, reason
+def _leaves(value) -> list:
+    return list(value) if isinstance(value, (list, tuple)) else [value]
 
 
 class ComplexRewriter:
@@ -84,28 +59,31 @@ class ComplexRewriter:
         self.report = report or Report()
         self.meta_key = meta_key(graph)
         self.fake_mode = graph_fake_mode(graph)
-        self.tracer = torch.fx.proxy.GraphAppendingTracer(graph)
-        self.pairs: dict[Node, Any] = {}  # rewritten complex value → pair node(s)
-        self.entry_views: dict[Node, Node] = {}  # complex value kept complex → its view_as_real
-        self.bridges: dict[Node, Node] = {}  # rewritten complex value → view_as_complex(pair)
+        # Dynamo's graph carries eager's grad modes and requires_grad; an aten
+        # graph from torch.export is an inference graph.
+        self.tracks_grad = self.meta_key == "example_value"
+        self.modes = modes_by_node(graph, ambient_modes(self.tracks_grad))
+        self.tracer = FakeRecordingTracer(graph, self.fake_mode, self.meta_key)
+        self.tracer.on_create = self._created
+        self.held: dict[Node, Any] = {}  # rewritten complex value → Held (or list of Held)
+        self.real_results: dict[Node, torch.Tensor] = {}  # a rule's real result node → eager's fake value
+        self.edges = Edges(self)
         self.replaced: list[Node] = []  # original nodes whose work now lives elsewhere
         self.created: set[Node] = set()
+        self.attempt: list[Node] = []  # nodes the rule being tried has made (erased if it fails)
         self.rewired: list[tuple[Node, tuple, dict]] = []  # (node, old args, old kwargs), for undo
-        self.current: Node | None = None
 
     # ------------------------------------------------------------------ walk
     def run(self) -> Report:
         if self.fake_mode is None or not graph_has_complex(self.graph):
             return self.report
-        # Read once, from the graph as it came (the rules add writes of their own).
-        self.writes_complex_storage = self._graph_writes_complex_storage()
+        self._study_graph()
         for node in list(self.graph.nodes):
-            self.current = node
             if node.op in ("call_function", "call_method"):
                 if self._involves_complex(node):
                     self._visit(node)
             elif node.op == "output":
-                self._bridge_inputs(node, "exit_view")
+                self.edges.bridge_outputs(node)
         self.graph.lint()
         self._clean()
         return self.report
@@ -118,12 +96,42 @@ class ComplexRewriter:
             if node in self.created:
                 self.graph.erase_node(node)
 
-    def _graph_writes_complex_storage(self) -> bool:
-        return any(
-            _mutates(node) and _may_write_complex_storage(node)
-            for node in self.graph.nodes
-            if node.op in ("call_function", "call_method")
+    def _study_graph(self) -> None:
+        """Facts about the graph as it came, read once (the rules add writes of their own)."""
+        for node in self.graph.nodes:
+            if mutates_metadata(node):
+                # Dynamo's fake value of a tensor is its final metadata: before
+                # `y.t_()` the graph says y is already transposed, and a pair
+                # held for y would not follow the op. Stock handles it.
+                raise GraphLeftUnchanged(node, describe_target(node), "an in-place op changes a tensor's shape or strides")
+        values = [fake_value(node) for node in self.graph.nodes if node.op in ("placeholder", "get_attr")]
+        self.inputs = [node for node in self.graph.nodes if node.op in ("placeholder", "get_attr")]
+        trains = self.tracks_grad and any(
+            isinstance(v, torch.Tensor) and v.requires_grad for v in values
         )
+        written = [fake_value(arg) for node in self.graph.nodes for arg in written_args(node) if isinstance(arg, Node)]
+        has_writes = bool(written)
+        for node in self.inputs:
+            value = fake_value(node)
+            if bits_of(value) != NO_BITS and any(shares_storage(value, w) for w in written):
+                # Functionalization cannot replay our view of the storage without the
+                # bit after a write into the input; stock compile handles it.
+                raise GraphLeftUnchanged(node, "input", "the graph writes into an input that carries the conj or neg bit")
+        # An in-place write updates the written tensor's fake value, which then
+        # shows its final requires_grad (a zeros buffer written with a value
+        # that requires grad requires grad from its creation on, in the graph).
+        self.written = written
+        # Autograd saves what our real math needs, not what eager's complex
+        # formula saves; a later write to it would break a backward eager can
+        # run. Reads get a clone (free once functionalized) where anything is written.
+        self.clone_reads = trains and has_writes
+        # See Edges.entry: entry views of inputs that require grad are marked
+        # for recomputation, which the partitioner refuses in graphs that write.
+        self.recompute_entries = trains and not has_writes
+
+    def _created(self, node: Node) -> None:
+        self.created.add(node)
+        self.attempt.append(node)
 
     def _rewire(self, node: Node, args: tuple, kwargs: dict) -> None:
         self.rewired.append((node, node.args, node.kwargs))
@@ -136,47 +144,65 @@ class ComplexRewriter:
 
         def look(arg):
             nonlocal found
-            found = found or arg in self.pairs or holds_complex(fake_value(arg))
+            found = found or arg in self.held or holds_complex(fake_value(arg))
             return arg
 
         map_arg((node.args, node.kwargs), look)
         return found
 
+    def grad_enabled_at(self, node: Node) -> bool:
+        return self.modes[node].grad_enabled if node in self.modes else False
+
     def _visit(self, node: Node) -> None:
         op = describe_target(node)
         call = normalize(node)
+        if call and call.name == "getitem" and isinstance(call.args[0], Node) and isinstance(self.held.get(call.args[0]), list):
+            if isinstance(call.args[1], int):  # an element of a rewritten split/unbind/chunk
+                self.held[node] = self.held[call.args[0]][call.args[1]]
+                self.replaced.append(node)
+                self.report.add(node, op, "rewritten")
+                return
         rule = RULES.get(call.name) if call else None
         if rule is None:
             self._keep(node, op, f"no rule for {call.name if call else op}")
             return
-        if call.name in _LAZY_CONJ_VIEWS and self.writes_complex_storage:
-            # Its users could not take a real view of it either (view_as_real
-            # refuses conj views): leave the whole graph as it was.
-            raise GraphLeftUnchanged(node, op, "eager's result is a lazy conj view and the graph writes complex storage in place")
         try:
-            self._apply(node, rule, call.args, call.kwargs)
+            self._apply(node, call, rule)
         except Unsupported as why:
             self._keep(node, op, str(why))
             return
         self.report.add(node, op, "rewritten")
 
     # --------------------------------------------------------------- rewrite
-    def _apply(self, node: Node, rule, args: tuple, kwargs: dict) -> None:
+    def _apply(self, node: Node, call, rule) -> None:
         expected = fake_value(node)
-        if isinstance(expected, (list, tuple)) and any(
-            user.target is not operator.getitem for user in node.users
-        ):
+        if isinstance(expected, (list, tuple)) and any(user.target is not operator.getitem for user in node.users):
             raise Unsupported("a sequence of complex tensors used whole")
-        args, kwargs = map_aggregate((args, kwargs), self._wrap)
-        anchor = node.prev
+        result_bits = self._lazy_path(node, call, expected)
+        written = {id(arg) for arg in written_args(node)}
+        for arg in written_args(node):
+            if isinstance(arg, Node) and self._holding(arg, create=False).bits != NO_BITS:
+                # A copy of the value would take the write; eager writes the storage.
+                raise Unsupported("writes through a lazy conj/neg view (kept, so the write reaches the storage)")
+        seen: list[tuple[Any, Any]] = []  # (eager's operand, what the rule got for it), for the alias check
+
+        def wrap(arg):
+            return self._operand(arg, expected, raw=result_bits is not None, written=id(arg) in written, seen=seen)
+
+        self.attempt = []
+        self.tracer.origin, self.tracer.grad_enabled = node, self.grad_enabled_at(node) and self.tracks_grad
         try:
             with self.graph.inserting_before(node), tracing_into(self.tracer):
-                result = rule(*args, **kwargs, out=expected)
-            new_nodes = self._nodes_between(anchor, node)
-            self._propagate(new_nodes, node)
-            self._check(result, expected)
+                args, kwargs = map_aggregate((call.args, call.kwargs), wrap)
+                with self.edges.autocast_off(node):
+                    result = rule(*args, **kwargs, out=expected)
+                result = self._as_eager_view(node, result, expected)
+                if result_bits is not None:
+                    result = self._with_bits(result, result_bits)
+            self._check(result, expected, seen)
         except Exception as error:
-            for new in reversed(self._nodes_between(anchor, node)):
+            # Only what this rule made: an entry view made meanwhile stays, shared.
+            for new in reversed(self.attempt):
                 self.created.discard(new)
                 self.graph.erase_node(new)
             if isinstance(error, Unsupported):
@@ -184,56 +210,113 @@ class ComplexRewriter:
             raise Unsupported(f"rule {rule.__name__} failed: {type(error).__name__}: {error}") from error
         self._record(node, result)
 
-    def _record(self, node: Node, result: Any) -> None:
-        self.replaced.append(node)
-        if isinstance(result, Pair):
-            self.pairs[node] = result.data.node
-        elif isinstance(result, (list, tuple)):
-            self.pairs[node] = [item.data.node for item in result]
-        elif isinstance(result, torch.fx.Proxy):
-            for user in list(node.users):
-                self._rewire(user, *map_arg((user.args, user.kwargs), lambda a: result.node if a is node else a))
-        # None: an in-place write with no result (setitem); its effect was emitted.
+    def _lazy_path(self, node: Node, call, expected):
+        """The bits the result keeps when the op passes eager's lazy bits on, else None.
 
-    def _wrap(self, arg: Any) -> Any:
+        An op listed in LAZY_BITS runs on the storage's pair of its one complex
+        operand when eager's result has the bits it predicts; otherwise every
+        operand is read with its bits applied, and eager's result must carry none.
+        """
+        operands = [a for a in node.all_input_nodes if a in self.held or is_complex_tensor(fake_value(a))]
+        predict = LAZY_BITS.get(call.name)
+        wanted = [bits_of(v) for v in _leaves(expected)]
+        if predict is not None and len(operands) == 1 and not isinstance(self.held.get(operands[0]), list):
+            bits = predict(*self._holding(operands[0], create=False).bits)
+            if all(w == bits for w in wanted):
+                return bits
+        if any(w != NO_BITS for w in wanted):
+            raise Unsupported("eager's result is a lazy conj/neg view this op cannot keep")
+        return None
+
+    def _holding(self, value: Node, create: bool = True) -> Held:
+        """How ``value`` is held: its rewrite, or its entry view (made when ``create``)."""
+        held = self.held.get(value)
+        if isinstance(held, Held):
+            return held
+        if held is None and is_complex_tensor(fake_value(value)):
+            if create:
+                return self.edges.entry(value)
+            return Held(value, *bits_of(fake_value(value)))  # only its bits are read
+        return Held(value)
+
+    def _operand(self, arg: Any, expected: Any, *, raw: bool, written: bool, seen: list) -> Any:
         """A node argument as a rule sees it: Pair, list of Pair, or proxy."""
         if not isinstance(arg, Node):
             return arg
         value = fake_value(arg)
-        if arg in self.pairs:
-            held = self.pairs[arg]
-            if isinstance(held, list):
-                return [self._as_pair(p, v) for p, v in zip(held, value)]
-            return self._as_pair(held, value)
-        if is_complex_tensor(value):
-            return self._as_pair(self._entry_view(arg), value)
+        held = self.held.get(arg)
+        if isinstance(held, list):
+            return [self._as_pair(h, v, raw=raw) for h, v in zip(held, value)]
+        if held is not None or is_complex_tensor(value):
+            held = self._holding(arg)
+            pair = self._as_pair(held, value, raw=raw)
+            if self.clone_reads and not written and not shares_storage(expected, value):
+                pair = pair.with_data(pair.data.clone())
+            seen.append((value, fake_value(held.data)))  # the storage the operand is a view of
+            return pair
+        seen.append((value, value))
         return torch.fx.Proxy(arg, self.tracer)
 
-    def _as_pair(self, pair_node: Node, value: torch.Tensor) -> Pair:
-        return Pair(torch.fx.Proxy(pair_node, self.tracer), value.dtype, value.ndim)
+    def _as_pair(self, held: Held, value: torch.Tensor, *, raw: bool) -> Pair:
+        data = torch.fx.Proxy(held.data, self.tracer)
+        if not raw and held.bits != NO_BITS:
+            data = _apply_bits(data, held.conj, held.neg)
+        return Pair(data, value.dtype, value.ndim)
 
-    def _nodes_between(self, anchor: Node, node: Node) -> list[Node]:
-        nodes, cursor = [], node.prev
-        while cursor is not anchor:
-            nodes.append(cursor)
-            cursor = cursor.prev
-        return nodes[::-1]
+    def _as_eager_view(self, node: Node, result: Any, expected: Any) -> Any:
+        """A view eager makes under ``no_grad`` cuts the gradient to its base
+        (it even reports requires_grad). A rule that returns an operand's own
+        pair node (``view_as_complex``, ``conj``) must then return a view of it
+        made here, under the same ``no_grad``, as eager's is."""
+        if not self.tracks_grad or self.grad_enabled_at(node) or not isinstance(expected, torch.Tensor):
+            return result
+        if any(expected is fake_value(arg) for arg in node.all_input_nodes):
+            return result  # eager returned the operand itself (contiguous, a no-op cast): no cut
+        if isinstance(result, Pair) and result.data.node not in self.attempt:
+            return result.with_data(torch.ops.aten.alias.default(result.data))
+        if isinstance(result, torch.fx.Proxy) and result.node not in self.attempt:
+            return torch.ops.aten.alias.default(result)
+        return result
 
-    # --------------------------------------------------------------- metadata
-    def _propagate(self, new_nodes: list[Node], origin: Node) -> None:
-        self.created.update(new_nodes)
-        propagate_fake_values(new_nodes, origin, self.fake_mode, self.meta_key)
+    @staticmethod
+    def _with_bits(result: Any, bits) -> Any:
+        """Attach the bits a lazy-path result keeps (a real neg view for ``.imag`` of a conj)."""
+        conj, neg = bits
+        if isinstance(result, (list, tuple)):
+            return [ComplexRewriter._with_bits(r, bits) for r in result]
+        if isinstance(result, Pair):
+            return _HeldPair(result, conj, neg)
+        if isinstance(result, torch.fx.Proxy) and neg:
+            return torch._neg_view(result)
+        return result
 
-    def _check(self, result: Any, expected: Any) -> None:
-        """The rewrite must produce exactly the shape and dtype eager does."""
+    def _record(self, node: Node, result: Any) -> None:
+        self.replaced.append(node)
+        if isinstance(result, (Pair, _HeldPair)):
+            self.held[node] = _held(result)
+        elif isinstance(result, (list, tuple)):
+            self.held[node] = [_held(item) for item in result]
+        elif isinstance(result, torch.fx.Proxy):
+            if isinstance(fake_value(node), torch.Tensor):
+                self.real_results[result.node] = fake_value(node)
+            for user in list(node.users):
+                self._rewire(user, *map_arg((user.args, user.kwargs), lambda a: result.node if a is node else a))
+        # None: an in-place write with no result (setitem); its effect was emitted.
+
+    # ---------------------------------------------------------------- checks
+    def _check(self, result: Any, expected: Any, seen) -> None:
+        """The rewrite must produce exactly what eager does: shape, dtype, device,
+        storage shared with each operand, and (in Dynamo's graph) requires_grad."""
         if isinstance(result, (list, tuple)):
             if not isinstance(expected, (list, tuple)) or len(result) != len(expected):
                 raise Unsupported("sequence result of the wrong length")
             for item, want in zip(result, expected):
-                self._check(item, want)
+                self._check(item, want, seen)
             return
         if result is None:
             return
+        if isinstance(result, _HeldPair):
+            result = result.pair
         if isinstance(result, Pair):
             got = fake_value(result.data.node)
             if not (is_complex_tensor(expected) and isinstance(got, torch.Tensor)):
@@ -242,84 +325,68 @@ class ComplexRewriter:
                 raise Unsupported(f"pair dtype {got.dtype} for {expected.dtype}")
             if not _same_size(got.shape, (*expected.shape, 2)) or got.device != expected.device:
                 raise Unsupported(f"pair shape {tuple(got.shape)} for complex {tuple(expected.shape)}")
-            return
-        if not isinstance(result, torch.fx.Proxy):
+        elif isinstance(result, torch.fx.Proxy):
+            got = fake_value(result.node)
+            if isinstance(expected, torch.Tensor):
+                if not isinstance(got, torch.Tensor) or got.dtype != expected.dtype or got.device != expected.device:
+                    raise Unsupported("real result of the wrong dtype or device")
+                if not _same_size(got.shape, expected.shape):
+                    raise Unsupported(f"real result shape {tuple(got.shape)} for {tuple(expected.shape)}")
+            elif not statically_known_true(got == expected):
+                raise Unsupported(f"result {got} for {expected}")
+        else:
             raise Unsupported(f"rule returned {type(result).__name__}")
-        got = fake_value(result.node)
         if isinstance(expected, torch.Tensor):
-            if not isinstance(got, torch.Tensor) or got.dtype != expected.dtype or got.device != expected.device:
-                raise Unsupported("real result of the wrong dtype or device")
-            if not _same_size(got.shape, expected.shape):
-                raise Unsupported(f"real result shape {tuple(got.shape)} for {tuple(expected.shape)}")
-        elif not statically_known_true(got == expected):
-            raise Unsupported(f"result {got} for {expected}")
+            self._check_alias_and_grad(got, expected, seen)
 
-    # -------------------------------------------------------------- bridges
-    def _entry_view(self, value: Node) -> Node:
-        """``view_as_real`` of a complex value that stays complex (made once, a view)."""
-        if value not in self.entry_views:
-            with self.graph.inserting_before(self.current):
-                view = self.graph.call_function(torch.view_as_real, (value,))
-            self._propagate([view], value)
-            self.entry_views[value] = view
-        return self.entry_views[value]
+    def _check_alias_and_grad(self, got: torch.Tensor, expected: torch.Tensor, seen) -> None:
+        for eager_operand, our_operand in seen:
+            if shares_storage(expected, eager_operand) != shares_storage(got, our_operand):
+                what = "a view of" if shares_storage(expected, eager_operand) else "a new tensor, not a view of"
+                raise Unsupported(f"eager's result is {what} its operand; the rewrite's is not")
+        written_later = any(shares_storage(expected, w) for w in self.written)
+        if self.tracks_grad and not written_later and got.requires_grad != expected.requires_grad:
+            raise Unsupported(f"requires_grad {got.requires_grad} where eager's is {expected.requires_grad}")
 
-    def _complex_view(self, value: Node, user: Node) -> Node:
-        """``view_as_complex`` of a rewritten value, for a user that needs complex."""
-        if value in self.bridges:
-            return self.bridges[value]
-        pair = self.pairs[value]
-        viewable = self._viewable_as_complex(fake_value(pair))
-        with self.graph.inserting_before(user):
-            source = pair if viewable else self.graph.call_method("contiguous", (pair,))
-            bridge = self.graph.call_function(torch.view_as_complex, (source,))
-        self._propagate([bridge] if viewable else [source, bridge], value)
-        if viewable:
-            self.bridges[value] = bridge  # a copy would go stale after a write
-        return bridge
-
-    @staticmethod
-    def _viewable_as_complex(pair: torch.Tensor) -> bool:
-        strides = pair.stride()
-        return (
-            statically_known_true(strides[-1] == 1)
-            and all(statically_known_true(s % 2 == 0) for s in strides[:-1])
-            and statically_known_true(pair.storage_offset() % 2 == 0)
-        )
-
-    def _bridge_inputs(self, node: Node, action: str) -> bool:
-        """Swap rewritten complex inputs of ``node`` for complex views of their pairs."""
-        bridged = False
-
-        def swap(arg: Node):
-            nonlocal bridged
-            if arg not in self.pairs:
-                return arg
-            if isinstance(self.pairs[arg], list):
-                raise Unsupported("a sequence of complex tensors used whole")
-            bridged = True
-            return self._complex_view(arg, node)
-
-        args, kwargs = map_arg((node.args, node.kwargs), swap)
-        if bridged:
-            self._rewire(node, args, kwargs)
-            self.report.add(node, describe_target(node) if node.op != "output" else "output", action)
-        return bridged
-
+    # ------------------------------------------------------------ keep ops
     def _keep(self, node: Node, op: str, reason: str) -> None:
         """Leave ``node`` as it was, bridging any rewritten inputs back to complex."""
-        bridged = self._bridge_inputs(node, "bridge_view")
+        bridged = self.edges.bridge_inputs(node, "bridge_view")
         self.report.add(node, op, "bridged" if bridged else "kept", reason)
 
     # ---------------------------------------------------------------- clean
     def _clean(self) -> None:
-        # Entry views made for a rule that then refused have no users: not reported.
-        for value, view in self.entry_views.items():
-            if view.users:
-                self.report.add(value, "torch.view_as_real", "entry_view")
+        self.edges.report_entries()
         for node in reversed(self.replaced):
             if not node.users:
                 self.graph.erase_node(node)
         for node in reversed(list(self.graph.nodes)):
-            if node in self.created and not node.users and not _mutates(node):
+            if node in self.created and not node.users and not mutates(node) and not _is_mode_node(node):
                 self.graph.erase_node(node)
+
+
+class _HeldPair:
+    """A rule's Pair result that keeps lazy bits (the lazy path)."""
+
+    def __init__(self, pair: Pair, conj: bool, neg: bool):
+        self.pair, self.conj, self.neg = pair, conj, neg
+
+
+def _held(result) -> Held:
+    if isinstance(result, _HeldPair):
+        return Held(result.pair.data.node, result.conj, result.neg)
+    return Held(result.data.node)
+
+
+def _apply_bits(data, conj: bool, neg: bool):
+    """The value a lazily conjugated/negated pair stands for, as eager resolves
+    it: ``conj`` negates the imaginary part, ``neg`` both (``-x``, signed zeros too)."""
+    if conj and neg:
+        return torch.stack((-data[..., 0], data[..., 1]), -1)
+    if conj:
+        return torch.stack((data[..., 0], -data[..., 1]), -1)
+    return -data
+
+
+def _is_mode_node(node: Node) -> bool:
+    return getattr(node.target, "__name__", "") in ("_enter_autocast", "_exit_autocast")

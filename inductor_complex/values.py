@@ -3,7 +3,8 @@
 A complex tensor of shape ``[..., n]`` is held as a real tensor of shape
 ``[..., n, 2]`` (the layout of ``torch.view_as_real``). Rules receive such
 values as :class:`Pair` and return them; everything else they see is an
-ordinary FX proxy or Python constant.
+ordinary FX proxy or Python constant. Between rules the pass keeps each value
+as a :class:`Held`: the pair node plus eager's lazy conj/neg bits.
 """
 
 from __future__ import annotations
@@ -61,6 +62,37 @@ class Pair:
 
     def with_data(self, data, dtype: torch.dtype | None = None, ndim: int | None = None) -> Pair:
         return Pair(data, dtype or self.dtype, self.ndim if ndim is None else ndim)
+
+
+Bits = tuple  # (conj, neg): eager's lazy conjugate and negative bits
+NO_BITS: Bits = (False, False)
+
+
+@dataclasses.dataclass(frozen=True)
+class Held:
+    """How the pass holds a complex value between rules.
+
+    ``data`` is the ``[..., 2]`` pair node. Eager keeps ``z.conj()`` (and a
+    graph input carrying the conj or neg bit) as a lazy view of its storage:
+    such a value is held as the pair of that storage with the bits, so it
+    stays a view (later writes to the storage show through it, writes through
+    it reach the storage) and each reader applies the bits where it reads.
+    """
+
+    data: torch.fx.Node
+    conj: bool = False
+    neg: bool = False
+
+    @property
+    def bits(self) -> Bits:
+        return (self.conj, self.neg)
+
+
+def bits_of(value: Any) -> Bits:
+    """Eager's lazy bits of a fake tensor (a real tensor can carry only neg)."""
+    if not isinstance(value, torch.Tensor):
+        return NO_BITS
+    return (value.is_complex() and value.is_conj(), value.is_neg())
 
 
 # ---------------------------------------------------------------- fake metadata

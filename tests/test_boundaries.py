@@ -33,18 +33,26 @@ def test_op_without_rule_mid_chain_is_bridged_and_correct(caplog):
     assert "test_boundaries.py" in message
     # Inductor still runs the FFT (forward and backward) eagerly; the
     # multiplications around it became generated code.
-    assert "aten._fft_c2c.default" in fallbacks.beyond_views
+    assert "aten._fft_c2c.default" in fallbacks.beyond_edges
     assert not any("mul" in op for op in fallbacks.ops), fallbacks.ops
     assert counters["inductor_complex"]["bridged"] == 1
 
 
-def test_complex_graph_output_is_a_view_of_the_pairs():
+def test_new_complex_output_of_an_inference_graph_has_a_storage_of_its_own():
+    # Eager's product is a new tensor; returned as a view of a real buffer made
+    # under the inference graph's no_grad, a later in-place write with grad
+    # would raise. One copy (aten.complex) at the edge gives it its own storage.
     def fn(x, t):
         return torch.view_as_complex(x) * t
 
     report, fallbacks = compile_and_compare(fn, torch.randn(5, 2), torch.randn(5, dtype=torch.complex64), grad=False)
     assert report.count("exit_view") == 1
-    assert fallbacks.beyond_views == []  # only view_as_complex/view_as_real remain
+    assert fallbacks.beyond_edges == []
+    assert fallbacks.ops.count("aten.complex.default") == 1, fallbacks.ops
+    compiled = torch.compile(fn, options={"pre_grad_custom_pass": inductor_complex.ComplexToRealPass()})
+    out = compiled(torch.randn(5, 2), torch.randn(5, dtype=torch.complex64))
+    assert out._base is None
+    out.mul_(torch.randn(5, dtype=torch.complex64, requires_grad=True))  # as eager allows
 
 
 def test_graph_without_complex_values_is_left_exactly_as_it_was():

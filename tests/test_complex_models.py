@@ -82,7 +82,7 @@ def _compare_training(make_model, data, steps=3, **tol):
 def test_complex_mlp_trains_like_eager():
     report, fallbacks = _compare_training(ComplexMLP, torch.randn(10, 6, 2), atol=1e-4, rtol=1e-4)
     assert report.count("bridged") == 0, report.format()
-    assert fallbacks.beyond_views == []
+    assert fallbacks.beyond_edges == []
 
 
 def test_s4d_kernel_trains_like_eager():
@@ -90,4 +90,4 @@ def test_s4d_kernel_trains_like_eager():
     # Everything complex is rewritten, `1j * a_imag` (real tensor × complex
     # number) included: Inductor is left no complex work, forward or backward.
     assert report.count("kept") + report.count("bridged") == 0, report.format()
-    assert fallbacks.beyond_views == [], fallbacks.ops
+    assert fallbacks.beyond_edges == [], fallbacks.ops

@@ -117,25 +117,25 @@ def _compare_training(make_model, data, optimizer_cls=torch.optim.SGD, steps=3, 
 def test_fno_spectral_conv_trains_like_eager():
     report, fallbacks = _compare_training(SpectralConv2d, torch.randn(2, 2, 8, 8))
     assert report.count("kept") + report.count("bridged") == 2, report.format()  # rfft2, irfft2
-    assert sorted(set(fallbacks.beyond_views)) == FNO_FALLBACKS, fallbacks.ops
+    assert sorted(set(fallbacks.beyond_edges)) == FNO_FALLBACKS, fallbacks.ops
 
 
 def test_stft_mask_trains_like_eager():
     report, fallbacks = _compare_training(STFTMask, torch.randn(2, 64))
-    assert sorted(set(fallbacks.beyond_views)) == STFT_FALLBACKS, fallbacks.ops
+    assert sorted(set(fallbacks.beyond_edges)) == STFT_FALLBACKS, fallbacks.ops
 
 
 def test_lru_trains_like_eager():
     report, fallbacks = _compare_training(LRU, torch.randn(2, 4, 3))
     assert report.count("kept") + report.count("bridged") == 0, report.format()
-    assert fallbacks.beyond_views == [], fallbacks.ops
+    assert fallbacks.beyond_edges == [], fallbacks.ops
 
 
 def test_complex_parameter_sgd_and_adam():
     for optimizer_cls in (torch.optim.SGD, torch.optim.Adam):
         report, fallbacks = _compare_training(ComplexParam, torch.randn(5, 4), optimizer_cls)
         assert report.count("kept") + report.count("bridged") == 0, report.format()
-        assert fallbacks.beyond_views == [], fallbacks.ops
+        assert fallbacks.beyond_edges == [], fallbacks.ops
 
 
 def test_complex_parameter_gradient_convention():
@@ -173,7 +173,7 @@ def test_complex_inside_cond_branches():
     torch._dynamo.reset()
     for flag in (torch.tensor(True), torch.tensor(False)):
         report, fallbacks = compile_and_compare(fn, z, flag)
-        assert fallbacks.beyond_views == COND_FALLBACKS, (fallbacks.ops, report.format())
+        assert fallbacks.beyond_edges == COND_FALLBACKS, (fallbacks.ops, report.format())
 
 
 def test_complex_inside_checkpoint():
@@ -185,7 +185,7 @@ def test_complex_inside_checkpoint():
 
     complex_pass = ComplexToRealPass(fused_rotary=False)
     report, fallbacks = compile_and_compare(fn, torch.randn(4, dtype=torch.complex64), complex_pass=complex_pass)
-    assert fallbacks.beyond_views == [], (fallbacks.ops, report.format())
+    assert fallbacks.beyond_edges == [], (fallbacks.ops, report.format())
     # Inductor runs the pass on the checkpointed body first: its complex math is
     # rewritten there and leaves through a zero-copy view ...
     body, parent = list(complex_pass.reports)
@@ -230,6 +230,6 @@ def test_complex_values_flowing_through_cond_are_rewritten_on_both_sides():
     x, t = torch.randn(4, 3, 2), torch.randn(3, dtype=torch.complex64)
     for p in (torch.ones(1), -torch.ones(1)):
         report, fallbacks = compile_and_compare(fn, x, t, p, grad=False)
-        assert fallbacks.beyond_views == [], fallbacks.ops
+        assert fallbacks.beyond_edges == [], fallbacks.ops
         bridged = [d.op for d in report.decisions if d.action == "bridged"]
         assert bridged == ["torch.ops.higher_order.cond"], report.format()

@@ -114,4 +114,4 @@ def test_compiled_chain_forward_backward(dtype):
     tol = {"atol": 1e-5, "rtol": 1e-5} if dtype == torch.complex64 else {"atol": 1e-9, "rtol": 1e-9}
     report, fallbacks = compile_and_compare(fn, x, w, **tol)
     assert report.count("bridged") + report.count("kept") == 0, report.format()
-    assert fallbacks.beyond_views == []
+    assert fallbacks.beyond_edges == []

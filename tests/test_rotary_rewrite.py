@@ -23,7 +23,7 @@ from rotary_models import (
 def _assert_all_real(report, fallbacks):
     assert report is not None and report.count("rewritten") > 0
     assert report.count("bridged") == 0 and report.count("kept") == 0, report.format()
-    assert fallbacks.beyond_views == [], fallbacks.ops
+    assert fallbacks.beyond_edges == [], fallbacks.ops
 
 
 def test_table_as_module_buffer():

@@ -91,8 +91,8 @@ class GraphModule(torch.nn.Module):
     def forward(self, args_0, args_1, args_2):
         args_0: "f32[3, 4, 2]"; args_1: "c64[4]"; args_2: "f32[3, 4]";
         args_0, args_1, args_2, = fx_pytree.tree_flatten_spec(([args_0, args_1, args_2], {}), self._in_spec)
-        _guards_fn = self._guards_fn(args_0, args_1, args_2);  _guards_fn = None
-        view_as_real_1: "f32[4, 2]" = torch.view_as_real(args_1);  args_1 = None
+        view_as_real_1: "f32[4, 2]" = torch.view_as_real(args_1)
+        _guards_fn = self._guards_fn(args_0, args_1, args_2);  args_1 = _guards_fn = None
         getitem: "f32[4, 1]" = view_as_real_1[(Ellipsis, slice(0, 1, None))]
         getitem_1: "f32[4, 1]" = view_as_real_1[(Ellipsis, slice(1, 2, None))];  view_as_real_1 = None
         mul_4: "f32[3, 4, 2]" = args_0 * getitem;  getitem = None
@@ -281,8 +281,10 @@ class GraphModule(torch.nn.Module):
         unsqueeze: "i64[3, 4, 1]" = expand.unsqueeze(-1);  expand = None
         expand_1: "i64[3, 4, 2]" = unsqueeze.expand(-1, -1, 2);  unsqueeze = None
         gather_1: "f32[3, 4, 2]" = torch.gather(l_x_, 0, expand_1);  l_x_ = expand_1 = None
-        view_as_complex_1: "c64[6, 2]" = torch.view_as_complex(stack);  stack = None
-        return (getitem_6, narrow_1, gather_1, view_as_complex_1)""")
+        select_2: "f32[6, 2]" = torch.select(stack, -1, 0)
+        select_3: "f32[6, 2]" = torch.select(stack, -1, 1);  stack = None
+        complex_1: "c64[6, 2]" = torch.complex(select_2, select_3);  select_2 = select_3 = None
+        return (getitem_6, narrow_1, gather_1, complex_1)""")
         self.assertExpectedInline(ate, """\
 class GraphModule(torch.nn.Module):
     def forward(self, args_0, args_1, args_2):
@@ -409,8 +411,8 @@ class GraphModule(torch.nn.Module):
     def forward(self, args_0, args_1, args_2):
         args_0: "f32[3, 2]"; args_1: "c128[3]"; args_2: "f32[3]";
         args_0, args_1, args_2, = fx_pytree.tree_flatten_spec(([args_0, args_1, args_2], {}), self._in_spec)
-        _guards_fn = self._guards_fn(args_0, args_1, args_2);  _guards_fn = None
-        view_as_real_1: "f64[3, 2]" = torch.view_as_real(args_1);  args_1 = None
+        view_as_real_1: "f64[3, 2]" = torch.view_as_real(args_1)
+        _guards_fn = self._guards_fn(args_0, args_1, args_2);  args_1 = _guards_fn = None
         to_3: "f64[3, 2]" = args_0.to(torch.float64);  args_0 = None
         getitem: "f64[3, 1]" = view_as_real_1[(Ellipsis, slice(0, 1, None))]
         getitem_1: "f64[3, 1]" = view_as_real_1[(Ellipsis, slice(1, 2, None))];  view_as_real_1 = None
@@ -465,11 +467,11 @@ class GraphModule(torch.nn.Module):
     def forward(self, L_x_: "f32[4, 3, 2]", L_t_: "c64[4, 3]"):
         l_x_ = L_x_
         l_t_ = L_t_
+        view_as_real: "f32[4, 3, 2]" = torch.view_as_real(l_t_);  l_t_ = None
         scalar_tensor: "f32[]" = torch.scalar_tensor(2.0, dtype = torch.float32, device = device(type='cpu'))
         scalar_tensor_1: "f32[]" = torch.scalar_tensor(3.0, dtype = torch.float32, device = device(type='cpu'))
         stack: "f32[2]" = torch.stack([scalar_tensor, scalar_tensor_1]);  scalar_tensor = scalar_tensor_1 = None
         l_x_[(0,)] = stack;  setitem_3 = l_x_;  stack = setitem_3 = None
-        view_as_real: "f32[4, 3, 2]" = torch.view_as_real(l_t_);  l_t_ = None
         getitem_2: "f32[2, 3, 2]" = view_as_real[(slice(None, 2, None),)]
         mul_2: "f32[2, 3, 2]" = getitem_2 * 0.0
         getitem_3: "f32[2, 3]" = getitem_2[(Ellipsis, 1)]

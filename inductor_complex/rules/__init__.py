@@ -22,6 +22,6 @@ from . import (  # noqa: F401
     transcendental,
     trig,
 )
-from .registry import RULES, Unsupported, rule
+from .registry import LAZY_BITS, RULES, Unsupported, rule
 
-__all__ = ["RULES", "Unsupported", "rule"]
+__all__ = ["LAZY_BITS", "RULES", "Unsupported", "rule"]

@@ -25,7 +25,7 @@ from .common import (
     round_to,
 )
 from .pair_math import ScalarOps, is_tensor, op_dtype, pack, promoted_parts
-from .registry import Unsupported, rule
+from .registry import Unsupported, keep_bits, rule
 
 
 def _rotate90(data):
@@ -104,7 +104,7 @@ def neg(z, *, out):
     return z.with_data(0.0 - z.data)
 
 
-@rule("positive")
+@rule("positive", lazy_bits=keep_bits)
 def positive(z, *, out):
     op_dtype(out)
     return z

@@ -6,7 +6,7 @@ import torch
 
 from ..values import Pair
 from .common import fake, require_complex_out
-from .registry import Unsupported, rule
+from .registry import Unsupported, imag_part_bits, keep_bits, real_part_bits, rule, toggle_conj, toggle_neg
 
 
 @rule("view_as_complex")
@@ -15,7 +15,7 @@ def view_as_complex(x, *, out):
     return Pair(x, out.dtype, out.ndim)
 
 
-@rule("view_as_real")
+@rule("view_as_real", lazy_bits=real_part_bits)  # eager refuses conj views; a neg view stays one
 def view_as_real(z: Pair, *, out):
     if not isinstance(z, Pair):
         raise Unsupported("view_as_real of a real tensor")
@@ -36,33 +36,47 @@ def complex_(real, imag, *, out):
     return Pair(torch.stack((real, imag), -1), out.dtype, out.ndim)
 
 
-@rule("real")
+@rule("real", lazy_bits=real_part_bits)
 def real(z, *, out):
     if not isinstance(z, Pair):
         raise Unsupported("real of a real tensor")
     return z.re
 
 
-@rule("imag")
+@rule("imag", lazy_bits=imag_part_bits)
 def imag(z, *, out):
     if not isinstance(z, Pair):
         raise Unsupported("imag of a real tensor")
     return z.im
 
 
-@rule("conj", "conj_physical")
+@rule("conj", lazy_bits=toggle_conj)
 def conj(z, *, out):
+    """Eager's conj is a lazy view: the pass holds the same storage with the bit
+    flipped (the rewriter applies it where the value is read)."""
     if not isinstance(z, Pair):
         raise Unsupported("conj of a real tensor")
-    # Eager's conj is a lazy view; pairs carry no conj bit, so it is computed.
-    return z.with_data(torch.stack((z.re, -z.im), -1))
-
-
-@rule("resolve_conj", "resolve_neg")
-def resolve(z, *, out):
-    # Pairs never carry the lazy conj/neg bits, so there is nothing to resolve.
-    if not isinstance(z, Pair):
-        raise Unsupported("not a complex tensor")
     return z
 
 
+@rule("_neg_view", lazy_bits=toggle_neg)
+def neg_view(z, *, out):
+    if not isinstance(z, Pair):
+        raise Unsupported("_neg_view of a real tensor")
+    return z
+
+
+@rule("conj_physical")
+def conj_physical(z, *, out):
+    if not isinstance(z, Pair):
+        raise Unsupported("conj of a real tensor")
+    return z.with_data(torch.stack((z.re, -z.im), -1))
+
+
+@rule("resolve_conj", "resolve_neg", lazy_bits=keep_bits)
+def resolve(z, *, out):
+    # On a value without the bit eager returns it as it is; with the bit,
+    # eager's copy is the value the rewriter reads with its bits applied.
+    if not isinstance(z, Pair):
+        raise Unsupported("not a complex tensor")
+    return z

@@ -14,7 +14,7 @@ import torch
 
 from ..values import Pair
 from .common import emit, fake, is_scalar, pair_data, pair_dim
-from .registry import Unsupported, rule
+from .registry import Unsupported, keep_bits, rule
 
 
 def _pair_index(index):
@@ -24,13 +24,9 @@ def _pair_index(index):
     return index
 
 
-@rule("getitem")
+@rule("getitem", lazy_bits=keep_bits)
 def getitem(z, index, *, out):
-    if isinstance(z, (list, tuple)):
-        # An element of a rewritten split/unbind/chunk.
-        if not isinstance(index, int):
-            raise Unsupported("non-int index into a sequence of complex tensors")
-        return z[index]
+    # (An element of a rewritten split/unbind/chunk is taken by the rewriter itself.)
     if not isinstance(z, Pair):
         raise Unsupported("indexing something that is not a complex tensor")
     return Pair(z.data[_pair_index(index)], z.dtype, out.ndim)
@@ -90,27 +86,27 @@ def index_put(z: Pair, indices, values, accumulate=False, *, out):
     return z.with_data(torch.ops.aten.index_put.default(z.data, list(indices), data))
 
 
-@rule("slice")
+@rule("slice", lazy_bits=keep_bits)
 def slice_(z: Pair, dim=0, start=None, end=None, step=1, *, out):
     return z.with_data(torch.ops.aten.slice.Tensor(z.data, pair_dim(dim, z.ndim), start, end, step))
 
 
-@rule("select")
+@rule("select", lazy_bits=keep_bits)
 def select(z: Pair, dim, index, *, out):
     return Pair(z.data.select(pair_dim(dim, z.ndim), index), z.dtype, z.ndim - 1)
 
 
-@rule("narrow")
+@rule("narrow", lazy_bits=keep_bits)
 def narrow(z: Pair, dim, start, length, *, out):
     return z.with_data(z.data.narrow(pair_dim(dim, z.ndim), start, length))
 
 
-@rule("index_select")
+@rule("index_select", lazy_bits=keep_bits)
 def index_select(z: Pair, dim, index, *, out):
     return z.with_data(torch.index_select(z.data, pair_dim(dim, z.ndim), index))
 
 
-@rule("gather")
+@rule("gather", lazy_bits=keep_bits)
 def gather(z: Pair, dim, index, *, sparse_grad=False, out):
     if not isinstance(z, Pair):
         raise Unsupported("gather from a real tensor")
@@ -119,7 +115,7 @@ def gather(z: Pair, dim, index, *, sparse_grad=False, out):
     return z.with_data(torch.gather(z.data, pair_dim(dim, z.ndim), pair_index))
 
 
-@rule("index")
+@rule("index", lazy_bits=keep_bits)
 def index(z: Pair, indices, *, out):
     # aten.index.Tensor: a list of index tensors (None for untouched dims).
     return Pair(torch.ops.aten.index.Tensor(z.data, list(indices)), z.dtype, out.ndim)

@@ -1,5 +1,10 @@
 """In-place forms (``add_``, ``mul_``, ...): computed out of place, then copied
-into the pair, which views the complex storage, so the write lands."""
+into the pair, which views the complex storage, so the write lands.
+
+Under autograd the out-of-place math reads a clone of the pair: autograd
+saves what that math needs, and the copy back would overwrite it (eager's
+in-place kernels save what they need themselves). The clone is free once
+AOTAutograd has functionalized the graph."""
 
 from __future__ import annotations
 
@@ -30,7 +35,8 @@ def _in_place(compute):
     def in_place(z, *args, out, **kwargs):
         other = args[0] if args else None
         _same_dtype_in_place(z, other)
-        result = compute(z, *args, out=out, **kwargs)
+        source = z.with_data(z.data.clone()) if out.requires_grad else z
+        result = compute(source, *args, out=out, **kwargs)
         z.data.copy_(result.data)
         return z
 

@@ -33,7 +33,7 @@ from .common import (
     pair_dim,
     require_complex_out,
 )
-from .registry import Unsupported, rule
+from .registry import Unsupported, keep_bits, rule
 from .shapes import cat
 
 
@@ -75,7 +75,7 @@ def triu(z, diagonal=0, *, out):
 # ------------------------------------------------------------ flips and rolls
 
 
-@rule("flip")
+@rule("flip", lazy_bits=keep_bits)
 def flip(z, *dim_args, dims=None, out):
     z = _complex(z, "flip")
     if dims is None:  # flip(z, dims), Tensor.flip(*dims)
@@ -83,13 +83,13 @@ def flip(z, *dim_args, dims=None, out):
     return z.with_data(torch.flip(z.data, _named_dims(dims, z.ndim)))
 
 
-@rule("fliplr")
+@rule("fliplr", lazy_bits=keep_bits)
 def fliplr(z, *, out):
     z = _complex(z, "fliplr", min_ndim=2)
     return z.with_data(torch.flip(z.data, [1]))
 
 
-@rule("flipud")
+@rule("flipud", lazy_bits=keep_bits)
 def flipud(z, *, out):
     z = _complex(z, "flipud")
     return z.with_data(torch.flip(z.data, [0]))
@@ -201,7 +201,7 @@ def column_stack(tensors, *, out):
 # ------------------------------------------------------------ diagonals
 
 
-@rule("diagonal")
+@rule("diagonal", lazy_bits=keep_bits)
 def diagonal(z, offset=0, dim1=0, dim2=1, *, out):
     z = _complex(z, "diagonal", min_ndim=2)
     d1, d2 = pair_dim(dim1, z.ndim), pair_dim(dim2, z.ndim)

@@ -264,7 +264,7 @@ def _tensor_to_number(base, exponent, out) -> Pair:
         return _ones(_as_pair(base, out).re, out)
     z = _as_pair(base, out)
     if e == 1:
-        return z
+        return z.with_data(z.data.clone())  # a new tensor, as eager's
     if e == 2:
         return _pin_base_gradient(lambda z: product(z, z, out), z, True, False)
     if e == 3:

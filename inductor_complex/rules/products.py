@@ -178,8 +178,10 @@ def cumprod(z, dim, *, dtype=None, out):
     part = result_part(z, out, dtype)
     if z.ndim == 0:
         pair_dim(dim, 0)
-        # Eager copies a 0-d input (`fill_`) instead of multiplying it by 1.
-        return z.with_data(cast(z.data, z.part_dtype, part), out.dtype)
+        # Eager copies a 0-d input (`fill_`) instead of multiplying it by 1:
+        # a new tensor, never the input itself.
+        data = z.data.clone() if part == z.part_dtype else z.data.to(part)
+        return z.with_data(data, out.dtype)
     d = pair_dim(dim, z.ndim) % (z.ndim + 1)
     n = _static_length(fake(z.data).shape[d], "cumprod")
     # Eager accumulates in complex128 whatever the dtype, rounding each output.

@@ -14,19 +14,54 @@ from typing import Callable
 
 RULES: dict[str, Callable] = {}
 
+# Ops that eager lets a lazy conj/neg bit pass through (views, and ops that
+# return their input): name → how the bits of the input become the result's.
+# Such a rule is pure data movement, so on a value held with bits it runs on
+# the storage's pair and the result keeps the bits: it stays a view as in
+# eager. It takes that path only where eager's result has exactly the bits
+# predicted (``z.conj().reshape`` that must copy resolves the bit in eager).
+LAZY_BITS: dict[str, Callable[[bool, bool], tuple[bool, bool]]] = {}
+
+
+def keep_bits(conj: bool, neg: bool) -> tuple[bool, bool]:
+    return conj, neg
+
+
+def toggle_conj(conj: bool, neg: bool) -> tuple[bool, bool]:
+    return not conj, neg
+
+
+def toggle_neg(conj: bool, neg: bool) -> tuple[bool, bool]:
+    return conj, not neg
+
+
+def real_part_bits(conj: bool, neg: bool) -> tuple[bool, bool]:
+    """``real(conj(-z))``: conjugation leaves the real part alone."""
+    return False, neg
+
+
+def imag_part_bits(conj: bool, neg: bool) -> tuple[bool, bool]:
+    """``imag`` of a conjugate is negated: eager returns a real neg view."""
+    return False, conj != neg
+
 
 class Unsupported(Exception):
     """This rule does not apply to these arguments; the message says why."""
 
 
-def rule(*names: str):
-    """Register the decorated function as the rule for each canonical name."""
+def rule(*names: str, lazy_bits: Callable | None = None):
+    """Register the decorated function as the rule for each canonical name.
+
+    ``lazy_bits``: the op passes eager's lazy bits on (see :data:`LAZY_BITS`).
+    """
 
     def register(fn: Callable) -> Callable:
         for name in names:
             if name in RULES:
                 raise ValueError(f"two rules for {name!r}: {RULES[name].__name__} and {fn.__name__}")
             RULES[name] = fn
+            if lazy_bits is not None:
+                LAZY_BITS[name] = lazy_bits
         return fn
 
     return register

@@ -10,23 +10,22 @@ import torch
 
 from ..values import Pair
 from .common import pair_data, pair_dim, require_complex_out, shape_args
-from .construct import conj
-from .registry import Unsupported, rule
+from .registry import Unsupported, keep_bits, rule, toggle_conj
 
 
-@rule("view")
+@rule("view", lazy_bits=keep_bits)
 def view(z: Pair, *shape, out):
     shape = shape_args(shape)
     return Pair(z.data.view(*shape, 2), z.dtype, len(shape))
 
 
-@rule("reshape")
+@rule("reshape", lazy_bits=keep_bits)
 def reshape(z: Pair, *shape, out):
     shape = shape_args(shape)
     return Pair(z.data.reshape(*shape, 2), z.dtype, len(shape))
 
 
-@rule("expand")
+@rule("expand", lazy_bits=keep_bits)
 def expand(z: Pair, *sizes, implicit=False, out):
     sizes = shape_args(sizes)
     return Pair(z.data.expand(*sizes, 2), z.dtype, len(sizes))
@@ -43,7 +42,7 @@ def _like(method: str):
 
 
 for _method in ("expand_as", "view_as", "reshape_as"):
-    rule(_method)(_like(_method))
+    rule(_method, lazy_bits=keep_bits)(_like(_method))
 
 
 @rule("repeat")
@@ -54,50 +53,52 @@ def repeat(z: Pair, *repeats, out):
     return Pair(z.data.repeat(*repeats, 1), z.dtype, len(repeats))
 
 
-@rule("permute")
+@rule("permute", lazy_bits=keep_bits)
 def permute(z: Pair, *dims, out):
     dims = shape_args(dims)
     order = [pair_dim(d, z.ndim) % (z.ndim + 1) for d in dims]
     return z.with_data(z.data.permute(*order, z.ndim))
 
 
-@rule("transpose")
+@rule("transpose", lazy_bits=keep_bits)
 def transpose(z: Pair, dim0, dim1, *, out):
     return z.with_data(z.data.transpose(pair_dim(dim0, z.ndim), pair_dim(dim1, z.ndim)))
 
 
-@rule("t")
+@rule("t", lazy_bits=keep_bits)
 def t(z: Pair, *, out):
     if z.ndim < 2:
         return z
     return z.with_data(z.data.transpose(0, 1))
 
 
-@rule("T")
+@rule("T", lazy_bits=keep_bits)
 def reversed_dims(z: Pair, *, out):
     return z.with_data(z.data.permute(*range(z.ndim - 1, -1, -1), z.ndim))
 
 
-@rule("mT")
+@rule("mT", lazy_bits=keep_bits)
 def matrix_transpose(z: Pair, *, out):
     if z.ndim < 2:
         raise Unsupported("mT of a tensor with fewer than 2 dims")
     return z.with_data(z.data.transpose(-3, -2))
 
 
-@rule("H")
+# H, mH and adjoint are lazy conj views of the transpose in eager: the rewriter
+# keeps the storage's pair transposed, with the conj bit flipped.
+@rule("H", lazy_bits=toggle_conj)
 def adjoint(z: Pair, *, out):
     if z.ndim > 2:
         raise Unsupported("H of a tensor with more than 2 dims")
-    return conj(reversed_dims(z, out=out), out=out)
+    return reversed_dims(z, out=out)
 
 
-@rule("mH", "adjoint")
+@rule("mH", "adjoint", lazy_bits=toggle_conj)
 def matrix_adjoint(z: Pair, *, out):
-    return conj(matrix_transpose(z, out=out), out=out)
+    return matrix_transpose(z, out=out)
 
 
-@rule("movedim")
+@rule("movedim", lazy_bits=keep_bits)
 def movedim(z: Pair, source, destination, *, out):
     def dims(d):
         return [pair_dim(x, z.ndim) for x in d] if isinstance(d, (list, tuple)) else pair_dim(d, z.ndim)
@@ -105,7 +106,7 @@ def movedim(z: Pair, source, destination, *, out):
     return z.with_data(torch.movedim(z.data, dims(source), dims(destination)))
 
 
-@rule("flatten")
+@rule("flatten", lazy_bits=keep_bits)
 def flatten(z: Pair, start_dim=0, end_dim=-1, *, out):
     if z.ndim == 0:
         return Pair(z.data.reshape(1, 2), z.dtype, 1)  # a 0-d tensor flattens to [1]
@@ -113,17 +114,17 @@ def flatten(z: Pair, start_dim=0, end_dim=-1, *, out):
     return Pair(z.data.flatten(start, end), z.dtype, out.ndim)
 
 
-@rule("unflatten")
+@rule("unflatten", lazy_bits=keep_bits)
 def unflatten(z: Pair, dim, sizes, *, out):
     return Pair(z.data.unflatten(pair_dim(dim, z.ndim), sizes), z.dtype, out.ndim)
 
 
-@rule("unsqueeze")
+@rule("unsqueeze", lazy_bits=keep_bits)
 def unsqueeze(z: Pair, dim, *, out):
     return Pair(z.data.unsqueeze(pair_dim(dim, z.ndim + 1)), z.dtype, z.ndim + 1)
 
 
-@rule("squeeze")
+@rule("squeeze", lazy_bits=keep_bits)
 def squeeze(z: Pair, dim=None, *, out):
     if dim is None:
         # The pair dim has size 2, so squeezing every size-1 dim never touches it.
@@ -135,14 +136,14 @@ def squeeze(z: Pair, dim=None, *, out):
     return Pair(z.data.squeeze(dim), z.dtype, out.ndim)
 
 
-@rule("contiguous")
+@rule("contiguous", lazy_bits=keep_bits)
 def contiguous(z: Pair, memory_format=torch.contiguous_format, *, out):
     if memory_format != torch.contiguous_format:
         raise Unsupported(f"memory_format={memory_format}")
     return z.with_data(z.data.contiguous())
 
 
-@rule("clone")
+@rule("clone", lazy_bits=keep_bits)
 def clone(z: Pair, *, memory_format=None, out):
     if memory_format not in (None, torch.preserve_format, torch.contiguous_format):
         raise Unsupported(f"memory_format={memory_format}")
@@ -151,12 +152,12 @@ def clone(z: Pair, *, memory_format=None, out):
     return z.with_data(z.data.clone(memory_format=memory_format))
 
 
-@rule("detach")
+@rule("detach", lazy_bits=keep_bits)
 def detach(z: Pair, *, out):
     return z.with_data(z.data.detach())
 
 
-@rule("alias")
+@rule("alias", lazy_bits=keep_bits)
 def alias(z: Pair, *, out):
     return z.with_data(torch.ops.aten.alias.default(z.data))
 
@@ -181,24 +182,24 @@ def _pieces(z: Pair, result, out, ndim: int) -> list[Pair]:
     return [Pair(result[i], z.dtype, ndim) for i in range(len(out))]
 
 
-@rule("split")
+@rule("split", lazy_bits=keep_bits)
 def split(z: Pair, split_size_or_sections, dim=0, *, out):
     return _pieces(z, torch.split(z.data, split_size_or_sections, pair_dim(dim, z.ndim)), out, z.ndim)
 
 
-@rule("chunk")
+@rule("chunk", lazy_bits=keep_bits)
 def chunk(z: Pair, chunks, dim=0, *, out):
     return _pieces(z, torch.chunk(z.data, chunks, pair_dim(dim, z.ndim)), out, z.ndim)
 
 
-@rule("tensor_split")
+@rule("tensor_split", lazy_bits=keep_bits)
 def tensor_split(z: Pair, indices_or_sections, dim=0, *, out):
     if not isinstance(indices_or_sections, (int, list, tuple)):
         raise Unsupported("tensor_split by a tensor")
     return _pieces(z, torch.tensor_split(z.data, indices_or_sections, pair_dim(dim, z.ndim)), out, z.ndim)
 
 
-@rule("unbind")
+@rule("unbind", lazy_bits=keep_bits)
 def unbind(z: Pair, dim=0, *, out):
     return _pieces(z, torch.unbind(z.data, pair_dim(dim, z.ndim)), out, z.ndim - 1)
 

@@ -1,0 +1,291 @@
+"""No silent wrong results: each mechanism by which the pass once changed a
+number, an alias, a gradient or a stride without saying so, with the program
+that showed it. Each runs compiled with the pass against eager."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from complex_testing import aten_graph, assert_close, compile_and_compare, dynamo_graph, run_pass
+from torch._dynamo.utils import counters
+
+from inductor_complex import ComplexToRealPass
+
+
+def _compiled(fn, **options):
+    return torch.compile(fn, fullgraph=True, options={"pre_grad_custom_pass": ComplexToRealPass(fused_rotary=False, **options)})
+
+
+def _not_rewritten(report) -> list:
+    return [d for d in report.decisions if d.action in ("kept", "bridged")]
+
+
+def _all_rewritten(report) -> bool:
+    return report.count("rewritten") > 0 and not _not_rewritten(report) and not counters["inductor_complex"]["pass_failed"]
+
+
+# ------------------------------------------------ 1. real operands of another dtype
+
+
+@pytest.mark.parametrize(
+    "make_t",
+    [
+        lambda: torch.arange(2),  # int64, last size 2: broadcast against the pair dim
+        lambda: torch.arange(1),  # last size 1
+        lambda: torch.randn(3, 2, dtype=torch.bfloat16),
+        lambda: torch.randn(3, 2, dtype=torch.float64),  # promotes to complex128
+        lambda: torch.randn(3, 1, dtype=torch.float16),
+    ],
+    ids=["int64[2]", "int64[1]", "bf16[3,2]", "f64[3,2]", "f16[3,1]"],
+)
+def test_real_operand_of_another_dtype_is_rewritten_exactly(make_t):
+    # (Real math of the operand itself is left to Inductor: a bf16 `t + 3` fused
+    # into float32 code is not rounded to bf16 as eager's is, with or without the pass.)
+    z, t = torch.randn(3, 2, dtype=torch.complex64), make_t()
+    t = torch.where(t >= 0, t + 1, t - 1)  # keep divisors away from 0
+    report, _ = compile_and_compare(lambda z, t: (z * t, t * z, z + t, z - t, z / t), z, t, grad=False)
+    assert _all_rewritten(report), report.format()
+
+
+def test_float32_operand_into_complex128():
+    z, t = torch.randn(3, 2, dtype=torch.complex128), torch.randn(3, 2)
+    report, _ = compile_and_compare(lambda z, t: z * t, z, t)
+    assert _all_rewritten(report), report.format()
+
+
+def test_s4d_kernel_powers_of_an_integer_range():
+    # S4D: dtA.unsqueeze(-1) * torch.arange(L), complex times int64.
+    def kernel(log_dt, a_re, a_im, length: int):
+        dt_a = torch.complex(-torch.exp(a_re), a_im) * torch.exp(log_dt).unsqueeze(-1)
+        return torch.exp(dt_a.unsqueeze(-1) * torch.arange(length)).sum(1).real
+
+    args = (torch.randn(4), torch.randn(4, 3), torch.randn(4, 3), 5)
+    report, _ = compile_and_compare(kernel, *args)
+    assert _all_rewritten(report), report.format()
+
+
+# ------------------------------------------------------------ 2. lazy conj/neg bits
+
+
+@pytest.mark.parametrize("bit", ["conj", "neg", "both"])
+def test_inputs_carrying_lazy_bits_are_read_at_zero_copy(bit):
+    z = torch.randn(3, 4, dtype=torch.complex64)
+    lazy = {"conj": z.conj(), "neg": torch._neg_view(z), "both": torch._neg_view(z.conj())}[bit]
+    fn = lambda z: (z * (2 - 1j) + 1, z.abs(), z.real, z.imag * 2)  # noqa: E731
+    expected = fn(lazy)
+    complex_pass = ComplexToRealPass(fused_rotary=False)
+    actual = torch.compile(fn, fullgraph=True, options={"pre_grad_custom_pass": complex_pass})(lazy)
+    assert_close(actual, expected)
+    assert _all_rewritten(complex_pass.last_report), complex_pass.last_report.format()
+
+
+def test_hermitian_transpose_of_an_input():
+    z, w = torch.randn(3, 3, dtype=torch.complex64), torch.randn(3, 3, dtype=torch.complex64)
+    report, _ = compile_and_compare(lambda z, w: (z.mH @ w, z.H * 2, z.adjoint().real), z, w)
+    assert _all_rewritten(report), report.format()
+
+
+# ------------------------------------------------- 3. views eager keeps and outputs
+
+
+def test_write_to_the_real_base_of_a_conj_view_shows_through_it():
+    def fn(x):
+        c = torch.view_as_complex(x).conj()
+        x.mul_(2)
+        return c * 1
+
+    x = torch.randn(3, 2)
+    x_eager, x_compiled = x.clone(), x.clone()
+    assert_close(_compiled(fn)(x_compiled), fn(x_eager))
+    assert_close(x_compiled, x_eager)
+
+
+def test_out_write_shows_through_an_earlier_conj_view():
+    def fn(z, w):
+        c = z.conj()
+        torch.add(w, 1, out=z)
+        return c * 1
+
+    z, w = torch.randn(3, dtype=torch.complex64), torch.randn(3, dtype=torch.complex64)
+    z_eager, z_compiled = z.clone(), z.clone()
+    assert_close(_compiled(fn)(z_compiled, w), fn(z_eager, w))
+    assert_close(z_compiled, z_eager)
+
+
+def test_returned_conj_is_a_view_of_the_input():
+    def fn(z):
+        return z.conj(), z.mH
+
+    z = torch.randn(2, 3, dtype=torch.complex64)
+    z_eager, z_compiled = z.clone(), z.clone()
+    expected, actual = fn(z_eager), _compiled(fn)(z_compiled)
+    for got, want in zip(actual, expected):
+        assert got.is_conj() and want.is_conj()
+    z_eager.add_(1)
+    z_compiled.add_(1)  # a write after the call shows through both, as in eager
+    assert_close([t.resolve_conj() for t in actual], [t.resolve_conj() for t in expected])
+
+
+def test_to_with_copy_given_positionally_copies():
+    def fn(z):
+        return z.to(torch.complex64, False, True), z.to(torch.complex64)
+
+    z = torch.randn(3, dtype=torch.complex64)
+    copied, aliased = _compiled(fn)(z)
+    z.add_(1)
+    assert not torch.equal(copied, z) and torch.equal(aliased, z)
+    # The aten graph torch.export records, copy=True positionally:
+    gm = aten_graph(fn, z)
+    run_pass(gm)
+    copied, aliased = gm(z)
+    z.add_(1)
+    assert not torch.equal(copied, z) and torch.equal(aliased, z)
+
+
+@pytest.mark.parametrize("op", ["t_", "transpose_", "as_strided_"])
+def test_in_place_metadata_ops_leave_the_graph_unchanged(op):
+    def fn(z):
+        y = z * 2
+        if op == "t_":
+            y.t_()
+        elif op == "transpose_":
+            y.transpose_(0, 1)
+        else:
+            y.as_strided_((2, 2), (1, 2))
+        return y + 1
+
+    z = torch.randn(3, 4, dtype=torch.complex64)
+    complex_pass = ComplexToRealPass(fused_rotary=False)
+    actual = torch.compile(fn, options={"pre_grad_custom_pass": complex_pass})(z)
+    assert_close(actual, fn(z))
+    (decision,) = complex_pass.last_report.decisions
+    assert decision.action == "kept" and "shape or strides" in decision.reason
+
+
+def test_new_complex_output_takes_an_in_place_write_with_grad():
+    # neuraloperator's SpectralConv: a complex buffer the graph makes, written
+    # afterwards in eager code with a value that requires grad.
+    def make_buffer(x):
+        return torch.zeros(2, 3, dtype=torch.complex64), torch.zeros(2, 3, dtype=torch.complex64) + x
+
+    x = torch.randn(2, 3)
+    w = torch.randn(3, dtype=torch.complex64, requires_grad=True)
+    for buffer in _compiled(make_buffer)(x):
+        assert buffer._base is None
+        buffer[0] = w  # raises for a view made under the inference graph's no_grad
+        buffer.abs().sum().backward()
+
+
+@pytest.mark.parametrize("requires_grad", [False, True])
+def test_outputs_have_eagers_strides(requires_grad):
+    def fn(z):
+        return z.t().exp(), z.t() * 2, torch.where(z.t().real > 0, z.t(), 0), z.t().abs()
+
+    z = torch.randn(3, 4, dtype=torch.complex64, requires_grad=requires_grad)
+    expected, actual = fn(z), _compiled(fn)(z)
+    for got, want in zip(actual, expected):
+        assert got.stride() == want.stride(), (got.stride(), want.stride())
+    assert_close(actual, expected)
+
+
+def test_outputs_sharing_storage_share_it_as_in_eager():
+    def fn(z):
+        y = z * 2
+        return y, y.detach(), y.real
+
+    z = torch.randn(3, dtype=torch.complex64)
+    y, detached, real = _compiled(fn)(z)
+    y.mul_(torch.ones((), dtype=torch.complex64, requires_grad=True))  # y has its own storage
+    assert torch.equal(detached, y.detach()) and torch.equal(real, y.real)
+
+
+# ---------------------------------------------------------------------- 4. autograd
+
+
+def test_input_used_first_under_no_grad_keeps_its_gradient():
+    def fn(z):
+        with torch.no_grad():
+            a = z * 2
+        return a + z * 3
+
+    z = torch.randn(3, dtype=torch.complex64)
+    compile_and_compare(fn, z)  # compares z.grad with eager's
+
+
+def test_view_made_under_no_grad_gets_no_gradient():
+    def fn(x):
+        with torch.no_grad():
+            z = torch.view_as_complex(x)
+        return z * 2 + torch.view_as_complex(x)
+
+    compile_and_compare(fn, torch.randn(3, 2))
+
+
+def test_in_place_rules_do_not_overwrite_what_autograd_saved():
+    def fn(z, w):
+        y = z * 2
+        y.mul_(w)
+        y.log_()
+        return y
+
+    report, _ = compile_and_compare(fn, torch.randn(3, dtype=torch.complex64), torch.randn(3, dtype=torch.complex64))
+    assert _all_rewritten(report), report.format()
+
+
+def test_double_backward_refuses_as_stock_does():
+    def fn(z):
+        return (z * z * z).abs().sum()
+
+    z = torch.randn(3, dtype=torch.complex64, requires_grad=True)
+    (grad,) = torch.autograd.grad(_compiled(fn)(z), z, create_graph=True)
+    with pytest.raises(RuntimeError, match="does not currently support double backward"):
+        torch.autograd.grad(grad.abs().sum() + z.abs().sum(), z)
+
+
+# ------------------------------------------------------------------ 5. casts, modes
+
+
+def test_cast_to_bool_is_true_for_any_nonzero_part():
+    z = torch.tensor([1j, 0, 1 + 0j, -0.0 - 0j, float("nan")], dtype=torch.complex64)
+    report, _ = compile_and_compare(lambda z: z.to(torch.bool), z, grad=False)
+    assert _all_rewritten(report), report.format()
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_autocast_leaves_complex_matmul_in_complex(dtype):
+    def fn(a, b, x, w):
+        with torch.autocast("cpu", dtype=dtype):
+            return a @ b, torch.einsum("ij,jk->ik", a, b), x @ w  # the last is real: autocast applies
+
+    a, b = torch.randn(4, 4, dtype=torch.complex64), torch.randn(4, 4, dtype=torch.complex64)
+    x, w = torch.randn(4, 4), torch.randn(4, 4)
+    expected = fn(a, b, x, w)
+    actual = _compiled(fn)(a, b, x, w)
+    assert [t.dtype for t in actual] == [t.dtype for t in expected] == [torch.complex64, torch.complex64, dtype]
+    assert_close(actual[:2], expected[:2])
+
+
+def test_ambient_autocast_is_turned_off_for_the_rewrite_only():
+    fn = lambda a, b: (a @ b, a.real @ b.real)  # noqa: E731
+    a, b = torch.randn(4, 4, dtype=torch.complex64), torch.randn(4, 4, dtype=torch.complex64)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        expected, actual = fn(a, b), _compiled(fn)(a, b)
+    assert [t.dtype for t in actual] == [t.dtype for t in expected] == [torch.complex64, torch.bfloat16]
+    assert_close(actual[0], expected[0])
+
+
+# ------------------------------------------------------------------- diagnostics
+
+
+def test_an_undone_walk_leaves_only_its_reason_in_reports_and_counters():
+    def fn(z):
+        y = z * 2 + 1
+        y.t_()
+        return y.exp()
+
+    complex_pass = ComplexToRealPass(fused_rotary=False)
+    gm = dynamo_graph(fn, torch.randn(3, 3, dtype=torch.complex64))
+    counters.clear()
+    complex_pass(gm.graph)
+    assert [d.action for d in complex_pass.last_report.decisions] == ["kept"]
+    assert dict(counters["inductor_complex"]) == {"kept": 1}
