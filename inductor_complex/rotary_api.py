@@ -85,8 +85,9 @@ def apply_rotary_emb(
     """Rotate ``xq [B, S, Hq, D]`` and ``xk [B, S, Hk, D]`` by ``freqs_cis``.
 
     Outputs are contiguous, in the inputs' dtypes, computed in float32 (float64 for a
-    complex128 table) like the Llama reference. Differentiable in ``xq`` and ``xk``;
-    ``freqs_cis`` gets no gradient on the kernel path.
+    complex128 table) like the Llama reference. Differentiable in ``xq`` and ``xk``; a
+    ``freqs_cis`` that requires grad (a learned table) is rotated by the reference math,
+    which gives it its gradient (the kernel's backward has none for the table).
     """
     _check_input("xq", xq)
     _check_input("xk", xk)
@@ -102,7 +103,8 @@ def apply_rotary_emb(
         if x.device != table.device:
             raise ValueError(f"{name} is on {x.device} but freqs_cis is on {table.device}")
 
-    if _use_kernel(xq):
+    table_needs_grad = torch.is_grad_enabled() and freqs_cis.requires_grad
+    if _use_kernel(xq) and not table_needs_grad:
         from .kernels import rotary  # noqa: F401  (registers the ops)
 
         if xq.dtype == xk.dtype:

@@ -69,5 +69,8 @@ def test_uuid_is_stable_and_depends_on_options():
 def test_bad_option_values_are_refused_with_a_clear_error():
     with pytest.raises(TypeError, match="fused_rotary must be None, True or False"):
         ComplexToRealPass(fused_rotary="yes")
+    for not_a_bool in (0, 1, 1.0):  # 0 == False, but the pattern tests `is False`
+        with pytest.raises(TypeError, match="fused_rotary must be None, True or False"):
+            ComplexToRealPass(fused_rotary=not_a_bool)
     with pytest.raises(TypeError, match="unexpected keyword"):
         ComplexToRealPass(fast=True)

@@ -235,6 +235,30 @@ def test_empty_batch():
     assert q_out.shape == (0, 2, 2, 8) and k_out.shape == (0, 2, 1, 8)
 
 
+@pytest.mark.parametrize("path", ["kernel", "reference"])
+def test_apply_rotary_emb_empty_batch_on_either_path(path, monkeypatch):
+    if path == "reference":
+        monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    xq, xk = rand(0, 3, 2, 8), rand(0, 3, 1, 8)
+    for out, x in zip(apply_rotary_emb(xq, xk, make_freqs_cis(3, 4)), (xq, xk)):
+        assert out.shape == x.shape and out.dtype == x.dtype
+
+
+def test_apply_rotary_emb_gives_a_learned_table_its_gradient():
+    # The kernel's backward has no gradient for the table: a table that requires
+    # grad is rotated by the reference math instead, as the Llama function would.
+    angles = torch.randn(3, 4, device=DEVICE, requires_grad=True)
+    xq, xk = rand(1, 3, 2, 8), rand(1, 3, 1, 8)
+    launches = rotary.launch_count
+    got = apply_rotary_emb(xq, xk, torch.polar(torch.ones_like(angles), angles))
+    sum(o.sum() for o in got).backward()
+    want_angles = angles.detach().clone().requires_grad_()
+    want = llama_apply_rotary_emb(xq, xk, torch.polar(torch.ones_like(want_angles), want_angles))
+    sum(o.sum() for o in want).backward()
+    assert rotary.launch_count == launches
+    assert_close(angles.grad, want_angles.grad)
+
+
 def test_op_rejects_bad_arguments():
     q, k = rand(1, 2, 2, 8), rand(1, 2, 1, 8)
     with pytest.raises(RuntimeError, match="twice the table's"):
@@ -433,36 +457,31 @@ def test_compile_reference_path_on_cpu(monkeypatch):
 
 
 def test_compile_calls_the_kernel():
-    """torch.compile of apply_rotary_emb: the op decomposes into the Triton kernel, which
-    Inductor launches from its generated code.
+    """torch.compile of apply_rotary_emb runs the kernel, forward and backward.
 
-    On CPU this cannot work, so the test is skipped there after checking that the failure
-    is still the known one. Dynamo and AOTAutograd trace the op into a
-    triton_kernel_wrapper_functional node fine, but Inductor's codegen of a user-defined
-    Triton kernel (and the aot_eager runner) asks Triton for the active GPU driver
-    (``torch.utils._triton.triton_backend()`` -> ``driver.active``: "0 active drivers").
-    With a stub driver (tried by hand, torch 2.13) codegen succeeds and emits the right
-    ``_rotary_kernel_0.run(...)`` call, but Inductor's interpreter launcher then fails on
-    the user kernel's fixed grid (``NameError: name '_grid_0' is not defined`` in
-    ``_interpret_args_grid``), so no supported CPU route exists.
+    On CUDA the op decomposes into the Triton kernel, which Inductor launches from its
+    generated code. Inductor generates Triton launches for GPUs only, so on CPU the op
+    becomes its opaque CPU twin (``rotary_embedding_cpu``), which Inductor calls and which
+    runs the kernel in the Triton interpreter.
     """
     torch._dynamo.reset()
     xq = rand(2, 3, 2, 8, dtype=torch.bfloat16).requires_grad_()
     xk = rand(2, 3, 1, 8, dtype=torch.bfloat16).requires_grad_()
     freqs = make_freqs_cis(3, 4)
     compiled = torch.compile(apply_rotary_emb, fullgraph=True)
-    try:
-        got = compiled(xq, xk, freqs)
-    except Exception as error:  # noqa: BLE001 - only the known driver failure is skipped
-        if DEVICE == "cpu" and "active drivers" in str(error):
-            pytest.skip("Inductor needs a GPU Triton driver to run user Triton kernels (see docstring)")
-        raise
+    launches = rotary.launch_count
+    got = compiled(xq, xk, freqs)
+    if DEVICE == "cpu":
+        assert rotary.launch_count == launches + 1  # the interpreted kernel ran
     xq_ref = xq.detach().clone().requires_grad_()
     xk_ref = xk.detach().clone().requires_grad_()
     want = apply_rotary_emb(xq_ref, xk_ref, freqs)
     for g, w in zip(got, want):
         assert_close(g, w)
+    launches = rotary.launch_count
     sum(o.float().sum() for o in got).backward()
+    if DEVICE == "cpu":
+        assert rotary.launch_count == launches + 1  # the backward rotates by the conjugate
     sum(o.float().sum() for o in want).backward()
     assert_close(xq.grad, xq_ref.grad)
     assert_close(xk.grad, xk_ref.grad)

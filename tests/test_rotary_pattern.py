@@ -32,6 +32,7 @@ from rotary_models import (
 )
 
 import inductor_complex
+from inductor_complex.kernels import rotary as kernel
 
 KERNEL_TOL = {
     torch.float32: dict(atol=1e-5, rtol=1e-5),
@@ -101,8 +102,8 @@ class GraphModule(torch.nn.Module):
         xq: "f32[1, 5, 2, 8]"; xk: "f32[1, 5, 2, 8]";
         xq, xk, = fx_pytree.tree_flatten_spec(([xq, xk], {}), self._in_spec)
         freqs_cis: "c64[16, 4]" = self.freqs_cis
-        _guards_fn = self._guards_fn(xq, xk);  _guards_fn = None
         view_as_real_3: "f32[16, 4, 2]" = torch.view_as_real(freqs_cis);  freqs_cis = None
+        _guards_fn = self._guards_fn(xq, xk);  _guards_fn = None
         slice_tensor: "f32[5, 4, 2]" = torch.ops.aten.slice.Tensor(view_as_real_3, 0, 0, 5, 1);  view_as_real_3 = None
         _assert_tensor_metadata_default = torch.ops.aten._assert_tensor_metadata.default(xq, dtype = torch.float32, device = device(type='cpu'), layout = torch.strided);  _assert_tensor_metadata_default = None
         _assert_tensor_metadata_default_1 = torch.ops.aten._assert_tensor_metadata.default(xk, dtype = torch.float32, device = device(type='cpu'), layout = torch.strided);  _assert_tensor_metadata_default_1 = None
@@ -169,7 +170,10 @@ class GraphModule(torch.nn.Module):
         complex_pass(gm.graph)
         report = complex_pass.last_report
         self.assertEqual(len(_fused(report)), 0)
-        self.assertEqual(_refusals(report), ["tensors are on cpu; the fused kernel runs on CUDA (force with fused_rotary=True)"] * 2)
+        self.assertEqual(
+            _refusals(report),
+            ["tensors are on cpu; the fused kernel runs on CUDA (fused_rotary=True runs it in the Triton interpreter, slowly)"] * 2,
+        )
         self.assertGreater(report.count("rewritten"), 0)  # the generic rewrite took over
         self.assertEqual(report.count("bridged") + report.count("kept"), 0)
 
@@ -227,28 +231,29 @@ class GraphModule(torch.nn.Module):
 
 
 def test_compiled_model_with_forced_fused_path_matches_eager_forward_and_backward():
-    """torch.compile with the pass, the op kept opaque so Inductor calls it on CPU.
+    """torch.compile with the pass and ``fused_rotary=True`` on CPU.
 
     On CUDA, Inductor decomposes the triton_op and launches the kernel from its
     own generated code; Inductor cannot generate Triton launches for CPU tensors,
-    so here the op stays a custom-op call (decompose_custom_triton_ops=False)
-    that runs the kernel in the Triton interpreter. Everything around it is
-    compiled by Inductor.
+    so there the op becomes its opaque CPU twin, which Inductor calls and which
+    runs the kernel in the Triton interpreter. Everything around it is compiled
+    by Inductor.
     """
     torch.manual_seed(0)
     model = BufferRotary(head_dim=8, max_seq=16)
     args = (torch.randn(2, 6, 4, 8), torch.randn(2, 6, 2, 8))
     eager_args, compiled_args = clone_args(args, True), clone_args(args, True)
     complex_pass = inductor_complex.ComplexToRealPass(fused_rotary=True)
-    with torch._functorch.config.patch(decompose_custom_triton_ops=False):
-        compiled = torch.compile(model, options={"pre_grad_custom_pass": complex_pass})
-        out = compiled(*compiled_args)
-        expected = model(*eager_args)
-        for got, want in zip(out, expected):
-            torch.testing.assert_close(got, want, atol=1e-5, rtol=1e-5)
-        seeds = [torch.randn_like(o) for o in expected]
-        sum((o * s).sum() for o, s in zip(expected, seeds)).backward()
-        sum((o * s).sum() for o, s in zip(out, seeds)).backward()
+    compiled = torch.compile(model, options={"pre_grad_custom_pass": complex_pass})
+    launches = kernel.launch_count
+    out = compiled(*compiled_args)
+    assert kernel.launch_count == launches + 1  # one launch for q and k
+    expected = model(*eager_args)
+    for got, want in zip(out, expected):
+        torch.testing.assert_close(got, want, atol=1e-5, rtol=1e-5)
+    seeds = [torch.randn_like(o) for o in expected]
+    sum((o * s).sum() for o, s in zip(expected, seeds)).backward()
+    sum((o * s).sum() for o, s in zip(out, seeds)).backward()
     for got, want in zip(compiled_args, eager_args):
         torch.testing.assert_close(got.grad, want.grad, atol=1e-5, rtol=1e-5)
     assert len(_fused(complex_pass.last_report)) == 2

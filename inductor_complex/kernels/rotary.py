@@ -28,7 +28,10 @@ computed in float32, or float64 when the table is float64 (complex128 promotion)
 result is cast to ``out_dtype`` (default: the input dtype, the idiom's ``type_as``).
 
 On CPU tensors the Triton interpreter runs the kernel (Triton has no CPU backend); that is
-slow and meant for tests. ``rotary_reference`` computes the same with complex math.
+slow and meant for tests. Inductor generates Triton launches for GPUs only, so under
+torch.compile a CPU call stays an opaque op (``inductor_complex::rotary_embedding_cpu``
+and ``..._single_cpu``) that Inductor calls and that runs the interpreter.
+``rotary_reference`` computes the same with complex math.
 """
 
 from __future__ import annotations
@@ -81,7 +84,8 @@ def _rotate_reference(
 ) -> torch.Tensor:
     math_dtype = math_dtype_for(table.dtype)
     # .float() first, exactly like the idiom (a float64 input is rounded to float32).
-    pairs = x.float().to(math_dtype).reshape(*x.shape[:-1], -1, 2).contiguous()
+    # The pair count spelled out: `-1` cannot be inferred for an empty batch.
+    pairs = x.float().to(math_dtype).reshape(*x.shape[:-1], x.shape[-1] // 2, 2).contiguous()
     x_complex = torch.view_as_complex(pairs)  # [B, S, H, D/2]
     factors = torch.view_as_complex(table.to(math_dtype).contiguous())  # [Bt, S, D/2]
     if conjugate:
@@ -364,6 +368,8 @@ def _rotary_embedding(
         q.shape[0] == k.shape[0] and q.shape[1] == k.shape[1] and q.shape[3] == k.shape[3],
         lambda: f"rotary_embedding: q {tuple(q.shape)} and k {tuple(k.shape)} must agree on B, S and D",
     )
+    if _is_traced(q) and q.device.type == "cpu":
+        return torch.ops.inductor_complex.rotary_embedding_cpu(q, k, table, out_dtype, conjugate)
     q = _head_dim_contiguous(q)
     k = _head_dim_contiguous(k)
     q_out = torch.empty(q.shape, dtype=out_dtype or q.dtype, device=q.device)
@@ -381,6 +387,8 @@ def _rotary_embedding_single(
     """Body of ``inductor_complex::rotary_embedding_single`` (see the module docstring)."""
     _check_table(table, out_dtype)
     _check_input("x", x, table)
+    if _is_traced(x) and x.device.type == "cpu":
+        return torch.ops.inductor_complex.rotary_embedding_single_cpu(x, table, out_dtype, conjugate)
     x = _head_dim_contiguous(x)
     out = torch.empty(x.shape, dtype=out_dtype or x.dtype, device=x.device)
     # Zero k heads: the kernel never touches the k slots. They get distinct empty tensors
@@ -425,7 +433,25 @@ def _backward_single(ctx, grad):
     return grad, None, None, None
 
 
+def _fake_pair(q, k, table, out_dtype=None, conjugate=False):
+    return (
+        torch.empty(q.shape, dtype=out_dtype or q.dtype, device=q.device),
+        torch.empty(k.shape, dtype=out_dtype or k.dtype, device=k.device),
+    )
+
+
+def _fake_single(x, table, out_dtype=None, conjugate=False):
+    return torch.empty(x.shape, dtype=out_dtype or x.dtype, device=x.device)
+
+
 if HAS_TRITON:
+    # CPU twins for torch.compile: plain custom ops, which Inductor calls as they
+    # are; run on real CPU tensors, their bodies launch the interpreted kernel.
+    rotary_embedding_cpu = torch.library.custom_op(f"{OP_NAME}_cpu", mutates_args=())(_rotary_embedding)
+    rotary_embedding_single_cpu = torch.library.custom_op(f"{SINGLE_OP_NAME}_cpu", mutates_args=())(_rotary_embedding_single)
+    rotary_embedding_cpu.register_fake(_fake_pair)
+    rotary_embedding_single_cpu.register_fake(_fake_single)
+
     # The ops; call them as torch.ops.inductor_complex.rotary_embedding(...) etc.
     rotary_embedding = torch.library.triton_op(OP_NAME, mutates_args=())(_rotary_embedding)
     rotary_embedding_single = torch.library.triton_op(SINGLE_OP_NAME, mutates_args=())(_rotary_embedding_single)

@@ -194,7 +194,10 @@ def _kernel_refusal(site: RotarySite, fused_rotary: bool | None) -> str | None:
         return "triton is not importable"
     device = fake_value(site.source).device
     if fused_rotary is None and device.type != "cuda":
-        return f"tensors are on {device.type}; the fused kernel runs on CUDA (force with fused_rotary=True)"
+        return (
+            f"tensors are on {device.type}; the fused kernel runs on CUDA "
+            "(fused_rotary=True runs it in the Triton interpreter, slowly)"
+        )
     if fused_rotary is None and not torch.cuda.is_available():
         return "CUDA is not available"
     return None
