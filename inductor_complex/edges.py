@@ -25,6 +25,7 @@ import torch.fx
 from torch.fx.node import map_arg
 from torch.utils.checkpoint import CheckpointPolicy
 
+from . import strides
 from .graph_meta import record_fake_value
 from .mutation import shares_storage, written_args
 from .targets import describe_target
@@ -44,20 +45,6 @@ class GraphLeftUnchanged(Exception):
         self.node, self.op, self.reason = node, op, reason
 
 
-def _static(values) -> bool:
-    return all(isinstance(v, int) for v in values)
-
-
-def _complex_strides(pair: torch.Tensor) -> tuple | None:
-    """The strides of ``view_as_complex(pair)``, or None when it cannot be viewed."""
-    strides = pair.stride()
-    if not _static(strides) or not isinstance(pair.storage_offset(), int):
-        return None
-    if strides[-1] != 1 or any(s % 2 for s in strides[:-1]) or pair.storage_offset() % 2:
-        return None
-    return tuple(s // 2 for s in strides[:-1])
-
-
 def _viewable(pair: torch.Tensor) -> bool:
     from torch.fx.experimental.symbolic_shapes import statically_known_true
 
@@ -66,19 +53,6 @@ def _viewable(pair: torch.Tensor) -> bool:
         statically_known_true(strides[-1] == 1)
         and all(statically_known_true(s % 2 == 0) for s in strides[:-1])
         and statically_known_true(pair.storage_offset() % 2 == 0)
-    )
-
-
-def _eager_layout_differs(pair: torch.Tensor, expected: torch.Tensor, *, all_dims: bool) -> bool:
-    """Whether the pair's complex view would have other strides than eager's
-    result (static shapes only; ``all_dims=False`` ignores dims of size 1)."""
-    if not (_static(expected.shape) and _static(expected.stride()) and _static(pair.shape)):
-        return False
-    ours = _complex_strides(pair)
-    if ours is None:
-        return True
-    return any(
-        a != b for a, b, n in zip(ours, expected.stride(), expected.shape) if all_dims or n > 1
     )
 
 
@@ -180,8 +154,8 @@ class Edges:
         if reader and not writes and not aliased and held.bits == NO_BITS:
             # A reader whose result is new: give it eager's layout (a copy
             # right before it, so it sees every write up to there).
-            if _eager_layout_differs(pair, fake_value(value), all_dims=False):
-                restrided = self._eager_strided_copy(held.data, fake_value(value), before=user)
+            restrided = self._in_eager_layout(held.data, fake_value(value), pair=True, before=user, all_dims=False)
+            if restrided is not held.data:
                 return self._complex_of(restrided, False, False, before=user, modes_of=user)
         if value in self.bridges:
             return self.bridges[value]
@@ -193,14 +167,28 @@ class Edges:
         self.bridges[value] = self._complex_of(held.data, held.conj, held.neg, before=value, modes_of=value)
         return self.bridges[value]
 
-    def _eager_strided_copy(self, pair: Node, expected: torch.Tensor, *, before: Node) -> Node:
-        """The pair copied into eager's strides (``expected``'s, plus the pair dim)."""
-        value = fake_value(pair)
-        target = self._make(
-            torch.empty_strided, (*expected.shape, 2), (*(2 * s for s in expected.stride()), 1),
-            before=before, modes_of=before, dtype=value.dtype, device=value.device,
-        )
-        return self._make("copy_", target, pair, before=before, modes_of=before, method=True)
+    def _in_eager_layout(self, node: Node, eager: torch.Tensor, *, pair: bool, before: Node, all_dims: bool) -> Node:
+        """``node`` (a pair when ``pair``) copied into eager's layout where it
+        differs: exactly with static strides, by dim order with symbolic ones."""
+        value = fake_value(node)
+        ours = strides.complex_view_strides(value) if pair else [strides.hint(s) for s in value.stride()]
+        if ours is not None and None not in ours and not strides.layout_differs(ours, eager, all_dims=all_dims):
+            return node
+        extra = (2,) if pair else ()  # the pair dim stays innermost
+        if strides.is_static([*eager.shape, *eager.stride()]):
+            size = (*eager.shape, *extra)
+            stride = (*(2 * s for s in eager.stride()), 1) if pair else tuple(eager.stride())
+            target = self._make(torch.empty_strided, size, stride, before=before, modes_of=before,
+                                dtype=value.dtype, device=value.device)
+            return self._make("copy_", target, node, before=before, modes_of=before, method=True)
+        order = strides.dense_order(eager)
+        if order is None:
+            return node if ours is not None else self._make("contiguous", node, before=before, modes_of=before, method=True)
+        order = [*order, *range(eager.dim(), eager.dim() + len(extra))]
+        inverse = sorted(range(len(order)), key=order.__getitem__)
+        permuted = self._make("permute", node, *order, before=before, modes_of=before, method=True)
+        dense = self._make("contiguous", permuted, before=before, modes_of=before, method=True)
+        return self._make("permute", dense, *inverse, before=before, modes_of=before, method=True)
 
     # --------------------------------------------------------------- outputs
     def bridge_outputs(self, output: Node) -> None:
@@ -235,12 +223,22 @@ class Edges:
             self.rw._rewire(output, args, kwargs)
             self.rw.report.add(output, "output", "exit_view")
 
-    def _is_new_in_eager(self, value: Node) -> bool:
-        """A rewritten value that eager returns as a tensor of its own (no view, no lazy bit)."""
+    def _pair_of(self, value: Node) -> Held | None:
+        """The held form of a returned complex value: its rewrite, or, for a
+        value kept complex that a rule wrote in place through its entry view,
+        that view (AOTAutograd would return it rebuilt from the written pair)."""
         held = self.rw.held.get(value)
-        eager = fake_value(value)
+        if isinstance(held, Held):
+            return held
+        if held is None and value in self.entries and any(shares_storage(fake_value(value), w) for w in self.rw.written):
+            return self.entries[value]
+        return None
+
+    def _is_new_in_eager(self, value: Node) -> bool:
+        """A returned value eager holds as a tensor of its own (no view, no lazy bit)."""
+        held, eager = self._pair_of(value), fake_value(value)
         return (
-            isinstance(held, Held) and held.bits == NO_BITS and eager._base is None
+            held is not None and held.bits == NO_BITS and eager._base is None
             and not any(shares_storage(eager, fake_value(i)) for i in self.rw.inputs)
         )
 
@@ -264,55 +262,50 @@ class Edges:
                 made[view] = self._replay(chain, owner, made[owner], output)
         return made
 
-    def _view_chain(self, view: Node, owner: Node) -> list[Node] | None:
-        """The view ops eager applied to ``owner`` to make ``view``, or None."""
+    def _view_chain(self, view: Node, owner: Node) -> list[tuple[Node, tuple]] | None:
+        """The view ops eager applied to ``owner`` to make ``view`` (each node
+        with its original arguments), or None."""
+        original = {}
+        for node, args, _ in self.rw.rewired:
+            original.setdefault(node, args)
         chain, node = [], view
         while node is not owner:
-            if node.op not in ("call_function", "call_method") or not node.args or not isinstance(node.args[0], Node):
+            args = original.get(node, node.args)
+            if node.op not in ("call_function", "call_method") or not args or not isinstance(args[0], Node):
                 return None
-            others = [a for a in node.all_input_nodes if a is not node.args[0]]
-            if written_args(node) or any(a in self.rw.held or _has_tensor(fake_value(a)) for a in others):
+            if node.kwargs or written_args(node) or any(isinstance(a, Node) for a in args[1:]):
                 return None
-            if not shares_storage(fake_value(node), fake_value(node.args[0])):
-                return None
-            chain.append(node)
-            node = node.args[0]
+            if not any(shares_storage(a, b) for a in _tensors(fake_value(node)) for b in _tensors(fake_value(args[0]))):
+                return None  # (a multi-output view such as unbind gives a list of views)
+            chain.append((node, args))
+            node = args[0]
         return chain[::-1]
 
-    def _replay(self, chain: list[Node], owner: Node, made_owner: Node, output: Node) -> Node:
-        current, previous = made_owner, owner
-        for node in chain:
-            with self.graph.inserting_before(output):
-                copy = self.graph.node_copy(node, lambda n, p=previous, c=current: c if n is p else n)
+    def _replay(self, chain: list[tuple[Node, tuple]], owner: Node, made_owner: Node, at: Node) -> Node:
+        """Eager's view ops of ``chain`` again, on ``made_owner`` (standing for ``owner``), before ``at``."""
+        current = made_owner
+        for node, args in chain:
+            with self.graph.inserting_before(at):
+                copy = self.graph.create_node(node.op, node.target, (current, *args[1:]), {})
             self.rw.created.add(copy)
-            record_fake_value(copy, node, self.rw.fake_mode, self.rw.meta_key, self.rw.grad_enabled_at(output))
-            current, previous = copy, node
+            record_fake_value(copy, node, self.rw.fake_mode, self.rw.meta_key, self.rw.grad_enabled_at(at))
+            current = copy
         return current
 
     def _eager_layout_pair(self, value: Node, output: Node) -> Node:
         """The value's pair, copied into eager's strides where they differ."""
-        pair, eager = self.rw.held[value].data, fake_value(value)
-        if _eager_layout_differs(fake_value(pair), eager, all_dims=True) or not _viewable(fake_value(pair)):
-            if _static(eager.shape) and _static(eager.stride()):
-                return self._eager_strided_copy(pair, eager, before=output)
-            return self._make("contiguous", pair, before=output, modes_of=output, method=True)
-        return pair
+        return self._in_eager_layout(self._pair_of(value).data, fake_value(value), pair=True, before=output, all_dims=True)
 
     def _real_output(self, node: Node, output: Node) -> Node:
         """A real result of a rule, returned: a view of an input as in eager, or
         with eager's strides (the rule may have built it in another layout)."""
-        eager, ours = self.rw.real_results[node], fake_value(node)
+        original = self.rw.real_results[node]
+        eager = fake_value(original)
         if any(shares_storage(eager, fake_value(i)) and fake_value(i).is_complex() for i in self.rw.inputs):
-            return self._view_of_input(eager, output) or node  # a real view of a complex input
+            return self._view_of_input(eager, original) or node  # a real view of a complex input
         if eager._base is not None:
             return node  # a view of an intermediate: its strides come with it
-        if not (_static(eager.shape) and _static(eager.stride()) and _static(ours.stride())):
-            return node
-        if all(a == b for a, b, n in zip(ours.stride(), eager.stride(), eager.shape) if n > 1):
-            return node
-        target = self._make(torch.empty_strided, tuple(eager.shape), tuple(eager.stride()), before=output,
-                            modes_of=output, dtype=ours.dtype, device=ours.device)
-        return self._make("copy_", target, node, before=output, modes_of=output, method=True)
+        return self._in_eager_layout(node, eager, pair=False, before=output, all_dims=True)
 
     def _storage_of_its_own(self, value: Node, output: Node) -> Node:
         pair = self._eager_layout_pair(value, output)
@@ -323,11 +316,12 @@ class Edges:
     def _output_view(self, value: Node, output: Node) -> Node:
         if self._is_new_in_eager(value):
             return self._complex_of(self._eager_layout_pair(value, output), False, False, before=output, modes_of=output)
-        return self._view_of_input(fake_value(value), output) or self.complex_view(value, output, reader=False)
+        return self._view_of_input(fake_value(value), value) or self.complex_view(value, output, reader=False)
 
-    def _view_of_input(self, eager: torch.Tensor, output: Node) -> Node | None:
+    def _view_of_input(self, eager: torch.Tensor, at: Node) -> Node | None:
         """A returned view of a graph input, made from the input itself with
-        eager's size, strides and offset (static ones), and eager's lazy bits.
+        eager's size, strides and offset (static ones), eager's lazy bits, and
+        made where eager made it (``at``), so under its grad mode.
 
         Through the pair (``view_as_real``, a multi-output view such as
         ``chunk``, ``view_as_complex``) AOTAutograd and Inductor return a copy
@@ -335,21 +329,28 @@ class Edges:
         would not show in the output as it does in eager.
         """
         base = next((i for i in self.rw.inputs if shares_storage(eager, fake_value(i))), None)
-        if base is None or not all(_static(v) for v in (eager.shape, eager.stride(), [eager.storage_offset()])):
+        if base is None or not fake_value(base).is_complex():
+            return None  # a view of a real input keeps its own (real) view ops
+        chain = self._view_chain(at, base)
+        if chain is not None:
+            # Eager's own view ops on the input: its views' creation (a
+            # multi-output view refuses in-place writes with grad) included.
+            return self._replay(chain, base, base, at)
+        if not strides.is_static([*eager.shape, *eager.stride(), eager.storage_offset()]):
             return None
         source, conj, neg = base, *bits_of(fake_value(base))
-        if not fake_value(base).is_complex():
-            return None  # a view of a real input keeps its own (real) view ops
         if not eager.is_complex():
             # A real view of a complex input (`.real`, `view_as_real`): from its storage's pairs.
-            source, conj, neg = self._real_view(base, conj, neg, before=output, modes_of=output), False, False
+            source, conj, neg = self._real_view(base, conj, neg, before=at, modes_of=at), False, False
         view = self._make(torch.as_strided, source, tuple(eager.shape), tuple(eager.stride()), eager.storage_offset(),
-                          before=output, modes_of=output)
+                          before=at, modes_of=at)
         want_conj, want_neg = bits_of(eager)
         if conj != want_conj:
-            view = self._make(torch.conj, view, before=output, modes_of=output)
+            view = self._make(torch.conj, view, before=at, modes_of=at)
         if neg != want_neg:
-            view = self._make(torch._neg_view, view, before=output, modes_of=output)
+            view = self._make(torch._neg_view, view, before=at, modes_of=at)
+        if fake_value(view).requires_grad and not eager.requires_grad:
+            view = self._make("detach", view, before=at, modes_of=at, method=True)  # eager detached it
         return view
 
     # --------------------------------------------------------------- autocast

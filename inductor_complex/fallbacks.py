@@ -15,12 +15,12 @@ import torch
 import torch._inductor.graph as inductor_graph
 from torch.utils._pytree import tree_leaves
 
-# The rewritten graph's edges with complex tensors: views that only reinterpret
-# memory (no copy, no kernel, just an alias call), and ``aten.complex``, the one
-# copy that gives a new complex output of an inference graph a storage of its
-# own (a view made under the no_grad the graph runs in could not be written to).
+# Views that only reinterpret memory: no copy, no kernel, just an alias call.
 ZERO_COPY_VIEWS = frozenset({"aten.view_as_real.default", "aten.view_as_complex.default"})
-EDGE_OPS = ZERO_COPY_VIEWS | {"aten.complex.default"}
+# The one copy at the rewritten graph's edge: it gives a new complex output of an
+# inference graph a storage of its own (a view made under the no_grad the graph
+# runs in could not be written to).
+OUTPUT_COPY = "aten.complex.default"
 
 
 def _touches_complex(node: torch.fx.Node) -> bool:
@@ -32,11 +32,14 @@ def _touches_complex(node: torch.fx.Node) -> bool:
 @dataclasses.dataclass
 class ComplexFallbacks:
     ops: list[str] = dataclasses.field(default_factory=list)
+    views: set[str] = dataclasses.field(default_factory=set)  # the ops among them that are views
 
     @property
     def beyond_edges(self) -> list[str]:
-        """Fallbacks inside the computation: everything but the edge ops above."""
-        return [op for op in self.ops if op not in EDGE_OPS]
+        """Fallbacks that compute: everything but views (aliases, no kernel) and
+        the output copy (eager's views of the graph's inputs, returned, and
+        bridges are views of complex storage)."""
+        return [op for op in self.ops if op not in self.views and op != OUTPUT_COPY]
 
 
 @contextlib.contextmanager
@@ -48,7 +51,10 @@ def count_complex_fallbacks():
     def counting(node, *args, **kwargs):
         refused = original(node, *args, **kwargs)
         if refused and _touches_complex(node):
-            found.ops.append(str(node.target) if not hasattr(node.target, "_schema") else f"aten.{node.target.__name__}")
+            name = str(node.target) if not hasattr(node.target, "_schema") else f"aten.{node.target.__name__}"
+            found.ops.append(name)
+            if getattr(node.target, "is_view", False):
+                found.views.add(name)
         return refused
 
     inductor_graph.fallback_node_due_to_unsupported_type = counting

@@ -66,7 +66,7 @@ class ComplexRewriter:
         self.tracer = FakeRecordingTracer(graph, self.fake_mode, self.meta_key)
         self.tracer.on_create = self._created
         self.held: dict[Node, Any] = {}  # rewritten complex value → Held (or list of Held)
-        self.real_results: dict[Node, torch.Tensor] = {}  # a rule's real result node → eager's fake value
+        self.real_results: dict[Node, Node] = {}  # a rule's real tensor result → the node it replaced
         self.edges = Edges(self)
         self.replaced: list[Node] = []  # original nodes whose work now lives elsewhere
         self.created: set[Node] = set()
@@ -298,7 +298,7 @@ class ComplexRewriter:
             self.held[node] = [_held(item) for item in result]
         elif isinstance(result, torch.fx.Proxy):
             if isinstance(fake_value(node), torch.Tensor):
-                self.real_results[result.node] = fake_value(node)
+                self.real_results[result.node] = node
             for user in list(node.users):
                 self._rewire(user, *map_arg((user.args, user.kwargs), lambda a: result.node if a is node else a))
         # None: an in-place write with no result (setitem); its effect was emitted.

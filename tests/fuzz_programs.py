@@ -32,7 +32,7 @@ from inductor_complex import ComplexToRealPass
 
 COMPLEX = (torch.complex64, torch.complex128)
 REAL = (torch.float32, torch.float64, torch.bfloat16, torch.int64)
-SHAPES = ((3,), (2, 3), (3, 3), (2, 1, 3))
+SHAPES = ((3,), (2, 3), (3, 3), (2, 1, 3), (3, 2), (2, 3, 2))  # [..., 2]: complex views of real storage
 TOLERANCES = {
     torch.float32: dict(rtol=1e-4, atol=1e-5),
     torch.complex64: dict(rtol=1e-4, atol=1e-5),
@@ -55,6 +55,9 @@ UNARY = [
     "{0}[None]", "{0}.unsqueeze(-1)", "{0}.flatten()", "{0}.reshape(-1)", "{0}.view(-1)", "{0}.H", "{0}.mH",
     "{0}.flip(0)", "{0}.narrow(0, 0, 1)", "{0}.expand(2, *{0}.shape)", "{0}.unbind(0)[0]",
     "{0}.chunk(2, -1)[0]", "torch.stack([{0}, {0}])", "{0}.isfinite()", "torch.polar({0}.abs(), {0}.angle())",
+    "torch.fft.fft({0})", "{0}.unfold(0, 1, 1)", "{0}.diagonal()", "{0}.repeat(2, 1)", "{0}.roll(1, 0)",
+    "{0}.index_select(0, torch.tensor([0, 0]))", "{0}.tril()", "{0}.cumprod(0)", "{0}.var()", "{0} @ {0}.mH",
+    "torch.view_as_real({0}).unbind(-1)[1]", "{0}.squeeze()", "{0}.permute(*reversed(range({0}.dim())))",
 ]
 BINARY = [
     "{0} * {1}", "{0} + {1}", "{0} - {1}", "{0} / {1}", "torch.where({0}.real > 0, {0}, {1})", "{0} @ {1}",
@@ -62,12 +65,14 @@ BINARY = [
 ]
 REAL_PAIRS = [
     "torch.complex({0}, {1})", "torch.polar({0}.abs(), {1})", "torch.view_as_complex(torch.stack(({0}, {1}), -1))",
+    "torch.view_as_complex({0})", "torch.view_as_complex({0}) * {1}",
 ]
 WRITES = [
     "{0}.mul_({1})", "{0}.add_({1})", "{0}.add_(1j)", "{0}[0] = {1}", "{0}[..., :1] = 2.5", "{0}.copy_({1})",
     "{0}.zero_()", "torch.mul({1}, 2, out={0})", "{0}.real.mul_(2)", "{0}.imag.add_(1)",
     "torch.view_as_real({0}).add_(1)", "{0}.exp_()", "{0}.div_(2)", "{0}.neg_()", "{0}.fill_(1 - 1j)",
-    "{0} *= {1}", "{0}.sub_({1}, alpha=2)",
+    "{0} *= {1}", "{0}.sub_({1}, alpha=2)", "{0}[torch.tensor([0])] = {1}", "{0}.index_fill_(0, torch.tensor([0]), 2j)",
+    "torch.view_as_real({0})[..., 1] = 0.5", "{0}.unsqueeze(0).mul_(2)", "{0}.conj().mul_(2)",
 ]
 REAL_WRITES = ["{0}.mul_(2)", "{0}.add_(1)", "{0}[0] = 3.0"]
 REGIONS = [
@@ -118,6 +123,7 @@ class Program:
     inputs: list[Input]
     lines: list[str]
     outputs: list[str]
+    dynamic: bool = False  # compile with dynamic shapes
 
     @property
     def source(self) -> str:
@@ -143,7 +149,10 @@ class Program:
         return namespace["program"]
 
     def __str__(self) -> str:
-        return "\n".join([*(f"# x{i}: {inp}" for i, inp in enumerate(self.inputs)), self.source])
+        header = [f"# x{i}: {inp}" for i, inp in enumerate(self.inputs)] + (["# dynamic shapes"] if self.dynamic else [])
+        return "\n".join([*header, self.source])
+
+    __repr__ = __str__
 
 
 # ------------------------------------------------------------------ generation
@@ -190,7 +199,7 @@ def programs(draw, max_statements: int = 8) -> Program:
     outputs = draw(st.lists(st.sampled_from(values), min_size=1, max_size=3, unique=True))
     last = [name for name in values if name.startswith("v")][-1:]
     outputs += [name for name in last if name not in outputs]
-    return Program(program_inputs, lines, outputs)
+    return Program(program_inputs, lines, outputs, dynamic=draw(st.integers(0, 4)) == 0)
 
 
 def _pick(draw, env, kind: str):
@@ -240,10 +249,10 @@ class Mismatch(AssertionError):
     pass
 
 
-def _compile_with_pass(fn, backend: str):
+def _compile_with_pass(fn, backend: str, dynamic: bool = False):
     complex_pass = ComplexToRealPass(fused_rotary=False)
     if backend == "inductor":
-        return torch.compile(fn, options={"pre_grad_custom_pass": complex_pass})
+        return torch.compile(fn, dynamic=dynamic, options={"pre_grad_custom_pass": complex_pass})
 
     def pass_then_aot_eager(gm, example_inputs):
         complex_pass(gm.graph)
@@ -251,11 +260,11 @@ def _compile_with_pass(fn, backend: str):
         gm.recompile()
         return aot_eager(gm, example_inputs)
 
-    return torch.compile(fn, backend=pass_then_aot_eager)
+    return torch.compile(fn, backend=pass_then_aot_eager, dynamic=dynamic)
 
 
-def _compile_stock(fn, backend: str):
-    return torch.compile(fn) if backend == "inductor" else torch.compile(fn, backend="aot_eager")
+def _compile_stock(fn, backend: str, dynamic: bool = False):
+    return torch.compile(fn, dynamic=dynamic, backend="inductor" if backend == "inductor" else "aot_eager")
 
 
 @dataclasses.dataclass
@@ -339,7 +348,11 @@ def check_gradients(ours: Run, eager: Run, precision) -> None:
         expected = _gradients(eager)
     except RuntimeError:  # eager's own backward refuses (an in-place write over a saved value)
         return
-    for i, (g, e) in enumerate(zip(_gradients(ours), expected)):
+    try:
+        got = _gradients(ours)
+    except RuntimeError as error:
+        raise Mismatch(f"backward raised where eager's did not: {error}") from None
+    for i, (g, e) in enumerate(zip(got, expected)):
         if (g is None) != (e is None):
             raise Mismatch(f"gradient {i}: {'none' if g is None else 'one'} where eager has {'none' if e is None else 'one'}")
         if g is not None:
@@ -391,7 +404,7 @@ def check_program(program: Program, backend: str = "aot_eager") -> list[str]:
     fn = program.function()
     torch._dynamo.reset()
     torch._dynamo.utils.counters.clear()
-    compiled = _compile_with_pass(fn, backend)
+    compiled = _compile_with_pass(fn, backend, program.dynamic)
     ours = [_run(program, compiled) for _ in CHECKS]
     failed = torch._dynamo.utils.counters["inductor_complex"]["pass_failed"]
     stock: list[Run] = []
@@ -399,7 +412,7 @@ def check_program(program: Program, backend: str = "aot_eager") -> list[str]:
     def stock_runs() -> list[Run]:
         if not stock:
             torch._dynamo.reset()
-            stock_fn = _compile_stock(fn, backend)
+            stock_fn = _compile_stock(fn, backend, program.dynamic)
             stock.extend(_run(program, stock_fn) for _ in CHECKS)
         return stock
 
