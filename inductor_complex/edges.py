@@ -154,7 +154,7 @@ class Edges:
         if reader and not writes and not aliased and held.bits == NO_BITS:
             # A reader whose result is new: give it eager's layout (a copy
             # right before it, so it sees every write up to there).
-            restrided = self._in_eager_layout(held.data, fake_value(value), pair=True, before=user, all_dims=False)
+            restrided = self.in_eager_layout(held.data, fake_value(value), pair=True, before=user, all_dims=False)
             if restrided is not held.data:
                 return self._complex_of(restrided, False, False, before=user, modes_of=user)
         if value in self.bridges:
@@ -167,7 +167,7 @@ class Edges:
         self.bridges[value] = self._complex_of(held.data, held.conj, held.neg, before=value, modes_of=value)
         return self.bridges[value]
 
-    def _in_eager_layout(self, node: Node, eager: torch.Tensor, *, pair: bool, before: Node, all_dims: bool) -> Node:
+    def in_eager_layout(self, node: Node, eager: torch.Tensor, *, pair: bool, before: Node, all_dims: bool) -> Node:
         """``node`` (a pair when ``pair``) copied into eager's layout where it
         differs: exactly with static strides, by dim order with symbolic ones."""
         value = fake_value(node)
@@ -250,10 +250,20 @@ class Edges:
         made: dict[Node, Node] = {}
         if not self.rw.tracks_grad:
             return made  # an aten graph (AOTInductor) returns plain tensors
-        for owner in returned:
+        # Owners: returned new tensors, and the new tensors returned views are views of.
+        by_value = {id(fake_value(n)): n for n in self.graph.nodes if isinstance(fake_value(n), torch.Tensor)}
+        bases = [by_value.get(id(fake_value(r)._base)) for r in returned if isinstance(fake_value(r), torch.Tensor)]
+        for owner in dict.fromkeys([*returned, *(b for b in bases if b is not None)]):
             if owner in made or not self._is_new_in_eager(owner) or fake_value(owner).requires_grad:
                 continue
             views = [r for r in returned if r is not owner and shares_storage(fake_value(r), fake_value(owner))]
+            only_view = views[0] if owner not in returned and len(views) == 1 else None
+            if (only_view is not None and getattr(self._pair_of(only_view), "bits", None) == NO_BITS
+                    and strides.dense_order(fake_value(only_view)) is not None):
+                # The one returned view of a new tensor the caller never sees:
+                # a tensor of its own with the view's values and layout.
+                made[only_view] = self._storage_of_its_own(only_view, output)
+                continue
             chains = [self._view_chain(view, owner) for view in views]
             if any(chain is None for chain in chains):
                 continue  # left as views of the pair, aliasing kept
@@ -294,7 +304,7 @@ class Edges:
 
     def _eager_layout_pair(self, value: Node, output: Node) -> Node:
         """The value's pair, copied into eager's strides where they differ."""
-        return self._in_eager_layout(self._pair_of(value).data, fake_value(value), pair=True, before=output, all_dims=True)
+        return self.in_eager_layout(self._pair_of(value).data, fake_value(value), pair=True, before=output, all_dims=True)
 
     def _real_output(self, node: Node, output: Node) -> Node:
         """A real result of a rule, returned: a view of an input as in eager, or
@@ -305,7 +315,7 @@ class Edges:
             return self._view_of_input(eager, original) or node  # a real view of a complex input
         if eager._base is not None:
             return node  # a view of an intermediate: its strides come with it
-        return self._in_eager_layout(node, eager, pair=False, before=output, all_dims=True)
+        return self.in_eager_layout(node, eager, pair=False, before=output, all_dims=True)
 
     def _storage_of_its_own(self, value: Node, output: Node) -> Node:
         pair = self._eager_layout_pair(value, output)

@@ -200,6 +200,7 @@ class ComplexRewriter:
                 if result_bits is not None:
                     result = self._with_bits(result, result_bits)
             self._check(result, expected, seen)
+            result = self._in_eager_layout(node, result, expected, seen)
         except Exception as error:
             # Only what this rule made: an entry view made meanwhile stays, shared.
             for new in reversed(self.attempt):
@@ -277,6 +278,21 @@ class ComplexRewriter:
         if isinstance(result, torch.fx.Proxy) and result.node not in self.attempt:
             return torch.ops.aten.alias.default(result)
         return result
+
+    def _in_eager_layout(self, node: Node, result: Any, expected: Any, seen) -> Any:
+        """A new tensor in eager gets eager's layout here, before anything views
+        it: layout decides what ``contiguous``, ``view`` and ``reshape`` return
+        (eager's ``contiguous`` of a contiguous result is the result itself)."""
+        if not isinstance(result, (Pair, torch.fx.Proxy)) or not isinstance(expected, torch.Tensor):
+            return result
+        if expected._base is not None or any(shares_storage(expected, eager) for eager, _ in seen):
+            return result
+        data = result.data.node if isinstance(result, Pair) else result.node
+        laid_out = self.edges.in_eager_layout(data, expected, pair=isinstance(result, Pair), before=node, all_dims=False)
+        if laid_out is data:
+            return result
+        proxy = torch.fx.Proxy(laid_out, self.tracer)
+        return result.with_data(proxy) if isinstance(result, Pair) else proxy
 
     @staticmethod
     def _with_bits(result: Any, bits) -> Any:
