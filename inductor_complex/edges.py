@@ -7,7 +7,7 @@
   eager's lazy conj/neg bit is viewed without it and held with the bit.
 * Bridges: a rewritten value needed by an op without a rule gets
   ``view_as_complex`` of its pair (with ``conj``/``_neg_view`` for lazy
-  bits), a view, so writes through it land.
+  bits) right before that op, a view, so writes through it land.
 * Outputs: a returned value has eager's aliasing, writability and strides. A
   view in eager is returned as a view; a new tensor in eager is returned with
   eager's strides and, where it does not require grad, as a tensor of its own
@@ -63,7 +63,6 @@ class Edges:
         self.rw = rewriter
         self.graph = rewriter.graph
         self.entries: dict[Node, Held] = {}  # complex value left complex → its entry view
-        self.bridges: dict[Node, Node] = {}  # rewritten value → its shared complex view
 
     # ----------------------------------------------------------- node making
     def _make(self, target, *args, before: Node, modes_of: Node, method: bool = False, **kwargs) -> Node:
@@ -86,11 +85,7 @@ class Edges:
 
     def _complex_of(self, pair: Node, conj: bool, neg: bool, *, before: Node, modes_of: Node) -> Node:
         view = self._make(torch.view_as_complex, pair, before=before, modes_of=modes_of)
-        if conj:
-            view = self._make(torch.conj, view, before=before, modes_of=modes_of)
-        if neg:
-            view = self._make(torch._neg_view, view, before=before, modes_of=modes_of)
-        return view
+        return self._with_bits_view(view, conj, neg, before=before, modes_of=modes_of)
 
     def _first_non_input(self) -> Node:
         for node in self.graph.nodes:
@@ -157,15 +152,15 @@ class Edges:
             restrided = self.in_eager_layout(held.data, fake_value(value), pair=True, before=user, all_dims=False)
             if restrided is not held.data:
                 return self._complex_of(restrided, False, False, before=user, modes_of=user)
-        if value in self.bridges:
-            return self.bridges[value]
         if not _viewable(pair):
             if writes or aliased or not reader:
                 raise GraphLeftUnchanged(user, describe_target(user), "an op without a rule writes or views a value the rewrite holds in a layout complex views cannot take")
             copy = self._make("contiguous", held.data, before=user, modes_of=user, method=True)
             return self._complex_of(copy, held.conj, held.neg, before=user, modes_of=user)
-        self.bridges[value] = self._complex_of(held.data, held.conj, held.neg, before=value, modes_of=value)
-        return self.bridges[value]
+        # Made right before the user, in its grad mode, as eager's op sees the
+        # tensor there: a view shared from a no_grad region would refuse an
+        # in-place write with grad that eager allows on a tensor of its own.
+        return self._complex_of(held.data, held.conj, held.neg, before=user, modes_of=user)
 
     def in_eager_layout(self, node: Node, eager: torch.Tensor, *, pair: bool, before: Node, all_dims: bool) -> Node:
         """``node`` (a pair when ``pair``) copied into eager's layout where it
@@ -188,7 +183,10 @@ class Edges:
         inverse = sorted(range(len(order)), key=order.__getitem__)
         permuted = self._make("permute", node, *order, before=before, modes_of=before, method=True)
         dense = self._make("contiguous", permuted, before=before, modes_of=before, method=True)
-        return self._make("permute", dense, *inverse, before=before, modes_of=before, method=True)
+        laid_out = self._make("permute", dense, *inverse, before=before, modes_of=before, method=True)
+        # A tensor of its own, not a view (a view made under no_grad would
+        # refuse the in-place writes with grad eager allows on a new tensor).
+        return self._make("clone", laid_out, before=before, modes_of=before, method=True)
 
     # --------------------------------------------------------------- outputs
     def bridge_outputs(self, output: Node) -> None:
@@ -250,13 +248,23 @@ class Edges:
         made: dict[Node, Node] = {}
         if not self.rw.tracks_grad:
             return made  # an aten graph (AOTInductor) returns plain tensors
+        # Eager's node for each returned one (a rule's real result stands for the node it replaced).
+        eager_node = {r: self.rw.real_results.get(r, r) for r in returned}
         # Owners: returned new tensors, and the new tensors returned views are views of.
         by_value = {id(fake_value(n)): n for n in self.graph.nodes if isinstance(fake_value(n), torch.Tensor)}
-        bases = [by_value.get(id(fake_value(r)._base)) for r in returned if isinstance(fake_value(r), torch.Tensor)]
-        for owner in dict.fromkeys([*returned, *(b for b in bases if b is not None)]):
+        bases = [by_value.get(id(fake_value(e)._base)) for e in eager_node.values() if isinstance(fake_value(e), torch.Tensor)]
+        for owner in dict.fromkeys([*eager_node.values(), *(b for b in bases if b is not None)]):
             if owner in made or not self._is_new_in_eager(owner) or fake_value(owner).requires_grad:
                 continue
-            views = [r for r in returned if r is not owner and shares_storage(fake_value(r), fake_value(owner))]
+            views = [r for r, e in eager_node.items() if e is not owner and shares_storage(fake_value(e), fake_value(owner))]
+            if owner not in returned:
+                # Nobody sees the owner: a real view of it (view_as_real(x * f), rope's
+                # output) is a real buffer of its own already.
+                views = [v for v in views if fake_value(eager_node[v]).is_complex()]
+                if not views:
+                    continue
+            if any(bits_of(fake_value(eager_node[view])) != NO_BITS for view in views):
+                continue  # lazy views of it come back resolved (see _output_view)
             only_view = views[0] if owner not in returned and len(views) == 1 else None
             if (only_view is not None and getattr(self._pair_of(only_view), "bits", None) == NO_BITS
                     and strides.dense_order(fake_value(only_view)) is not None):
@@ -264,7 +272,7 @@ class Edges:
                 # a tensor of its own with the view's values and layout.
                 made[only_view] = self._storage_of_its_own(only_view, output)
                 continue
-            chains = [self._view_chain(view, owner) for view in views]
+            chains = [self._view_chain(eager_node[view], owner) for view in views]
             if any(chain is None for chain in chains):
                 continue  # left as views of the pair, aliasing kept
             made[owner] = self._storage_of_its_own(owner, output)
@@ -318,7 +326,9 @@ class Edges:
         return self.in_eager_layout(node, eager, pair=False, before=output, all_dims=True)
 
     def _storage_of_its_own(self, value: Node, output: Node) -> Node:
-        pair = self._eager_layout_pair(value, output)
+        return self._storage_of_its_own_from(self._eager_layout_pair(value, output), output)
+
+    def _storage_of_its_own_from(self, pair: Node, output: Node) -> Node:
         re = self._make(torch.select, pair, -1, 0, before=output, modes_of=output)
         im = self._make(torch.select, pair, -1, 1, before=output, modes_of=output)
         return self._make(torch.complex, re, im, before=output, modes_of=output)
@@ -326,7 +336,39 @@ class Edges:
     def _output_view(self, value: Node, output: Node) -> Node:
         if self._is_new_in_eager(value):
             return self._complex_of(self._eager_layout_pair(value, output), False, False, before=output, modes_of=output)
-        return self._view_of_input(fake_value(value), value) or self.complex_view(value, output, reader=False)
+        input_view = self._view_of_input(fake_value(value), value)
+        if input_view is not None:
+            return input_view
+        held = self.rw.held[value]
+        if held.bits != NO_BITS:
+            # A lazy conj/neg view of a computed tensor comes back resolved:
+            # Inductor copies a returned conj view into the strides it promised
+            # without applying the bit (a silently wrong number). Eager's values,
+            # without eager's is_conj().
+            eager = fake_value(value)
+            values = self.in_eager_layout(self._resolved(held, before=output), eager, pair=True, before=output, all_dims=True)
+            if eager.requires_grad or not self.rw.tracks_grad or strides.dense_order(eager) is None:
+                return self._make(torch.view_as_complex, values, before=output, modes_of=output)
+            return self._storage_of_its_own_from(values, output)
+        return self.complex_view(value, output, reader=False)
+
+    def _resolved(self, held: Held, *, before: Node) -> Node:
+        """The pair of the values a lazily conjugated/negated pair stands for, in real math."""
+        re = self._make(torch.select, held.data, -1, 0, before=before, modes_of=before)
+        im = self._make(torch.select, held.data, -1, 1, before=before, modes_of=before)
+        if held.neg:
+            re = self._make(torch.neg, re, before=before, modes_of=before)
+        if held.neg != held.conj:
+            im = self._make(torch.neg, im, before=before, modes_of=before)
+        return self._make(torch.stack, (re, im), -1, before=before, modes_of=before)
+
+    def _with_bits_view(self, view: Node, conj: bool, neg: bool, *, before: Node, modes_of: Node | None = None) -> Node:
+        modes_of = modes_of or before
+        if conj:
+            view = self._make(torch.conj, view, before=before, modes_of=modes_of)
+        if neg:
+            view = self._make(torch._neg_view, view, before=before, modes_of=modes_of)
+        return view
 
     def _view_of_input(self, eager: torch.Tensor, at: Node) -> Node | None:
         """A returned view of a graph input, made from the input itself with
@@ -341,6 +383,10 @@ class Edges:
         base = next((i for i in self.rw.inputs if shares_storage(eager, fake_value(i))), None)
         if base is None or not fake_value(base).is_complex():
             return None  # a view of a real input keeps its own (real) view ops
+        if self.rw.symbolic and any(shares_storage(fake_value(base), w) for w in self.rw.written):
+            # With symbolic shapes AOTAutograd rebuilds such a view from the input
+            # with the metadata of our real view of it, out of bounds (stock is fine).
+            raise GraphLeftUnchanged(at, describe_target(at), "a returned view of a complex input the graph writes, with dynamic shapes")
         chain = self._view_chain(at, base)
         if chain is not None:
             # Eager's own view ops on the input: its views' creation (a

@@ -105,6 +105,10 @@ class ComplexRewriter:
                 # held for y would not follow the op. Stock handles it.
                 raise GraphLeftUnchanged(node, describe_target(node), "an in-place op changes a tensor's shape or strides")
         values = [fake_value(node) for node in self.graph.nodes if node.op in ("placeholder", "get_attr")]
+        self.symbolic = any(
+            isinstance(v, torch.SymInt) or (isinstance(v, torch.Tensor) and not all(isinstance(n, int) for n in v.shape))
+            for v in values
+        )
         self.inputs = [node for node in self.graph.nodes if node.op in ("placeholder", "get_attr")]
         trains = self.tracks_grad and any(
             isinstance(v, torch.Tensor) and v.requires_grad for v in values
