@@ -267,7 +267,8 @@ class Edges:
                 continue  # lazy views of it come back resolved (see _output_view)
             only_view = views[0] if owner not in returned and len(views) == 1 else None
             if (only_view is not None and getattr(self._pair_of(only_view), "bits", None) == NO_BITS
-                    and strides.dense_order(fake_value(only_view)) is not None):
+                    and strides.dense_order(fake_value(only_view)) is not None
+                    and not self._through_multi_output_view(eager_node[only_view], owner)):
                 # The one returned view of a new tensor the caller never sees:
                 # a tensor of its own with the view's values and layout.
                 made[only_view] = self._storage_of_its_own(only_view, output)
@@ -291,24 +292,44 @@ class Edges:
             args = original.get(node, node.args)
             if node.op not in ("call_function", "call_method") or not args or not isinstance(args[0], Node):
                 return None
-            if node.kwargs or written_args(node) or any(isinstance(a, Node) for a in args[1:]):
-                return None
+            if node.kwargs or written_args(node) or any(isinstance(a, Node) and _has_tensor(fake_value(a)) for a in args[1:]):
+                return None  # (symbolic sizes are fine: defined before the view, as its other args)
             if not any(shares_storage(a, b) for a in _tensors(fake_value(node)) for b in _tensors(fake_value(args[0]))):
                 return None  # (a multi-output view such as unbind gives a list of views)
             chain.append((node, args))
             node = args[0]
         return chain[::-1]
 
+    def _through_multi_output_view(self, view: Node, owner: Node) -> bool:
+        """Whether eager made ``view`` from ``owner`` through ``unbind``/``split``/...:
+        such a view refuses in-place writes with grad, so it must stay a view."""
+        chain = self._view_chain(view, owner)
+        return chain is not None and any(isinstance(fake_value(node), (list, tuple)) for node, _ in chain)
+
     def _replay(self, chain: list[tuple[Node, tuple]], owner: Node, made_owner: Node, at: Node) -> Node:
         """Eager's view ops of ``chain`` again, on ``made_owner`` (standing for ``owner``), before ``at``."""
-        current = made_owner
+        current, here = made_owner, self.rw.grad_enabled_at(at)
+        mode = here
         for node, args in chain:
+            # Each in eager's grad mode for it: a view made under no_grad has
+            # no grad_fn and refuses in-place writes with grad.
+            grad = self.rw.grad_enabled_at(node) and self.rw.tracks_grad
+            if self.rw.tracks_grad and grad != mode:
+                self._set_grad_enabled(grad, before=at)
+                mode = grad
             with self.graph.inserting_before(at):
                 copy = self.graph.create_node(node.op, node.target, (current, *args[1:]), {})
             self.rw.created.add(copy)
-            record_fake_value(copy, node, self.rw.fake_mode, self.rw.meta_key, self.rw.grad_enabled_at(at))
+            record_fake_value(copy, node, self.rw.fake_mode, self.rw.meta_key, grad)
             current = copy
+        if mode != here:
+            self._set_grad_enabled(here, before=at)
         return current
+
+    def _set_grad_enabled(self, enabled: bool, *, before: Node) -> None:
+        """Dynamo's own record of a grad-mode switch (no fake value: it computes nothing)."""
+        with self.graph.inserting_before(before):
+            self.rw.created.add(self.graph.call_function(torch._C._set_grad_enabled, (enabled,)))
 
     def _eager_layout_pair(self, value: Node, output: Node) -> Node:
         """The value's pair, copied into eager's strides where they differ."""
@@ -340,7 +361,8 @@ class Edges:
         if input_view is not None:
             return input_view
         held = self.rw.held[value]
-        if held.bits != NO_BITS:
+        of_an_input = any(shares_storage(fake_value(value), fake_value(i)) for i in self.rw.inputs)
+        if held.bits != NO_BITS and not of_an_input:
             # A lazy conj/neg view of a computed tensor comes back resolved:
             # Inductor copies a returned conj view into the strides it promised
             # without applying the bit (a silently wrong number). Eager's values,

@@ -24,6 +24,7 @@ import torch.fx
 from torch.fx.experimental.symbolic_shapes import statically_known_true
 from torch.fx.node import map_aggregate, map_arg
 
+from . import strides
 from .edges import Edges, GraphLeftUnchanged
 from .graph_meta import FakeRecordingTracer, graph_fake_mode, meta_key
 from .graph_modes import ambient_modes, modes_by_node
@@ -72,6 +73,7 @@ class ComplexRewriter:
         self.created: set[Node] = set()
         self.attempt: list[Node] = []  # nodes the rule being tried has made (erased if it fails)
         self.rewired: list[tuple[Node, tuple, dict]] = []  # (node, old args, old kwargs), for undo
+        self.relaid: list[tuple[Node, Any]] = []  # (node, Dynamo's fake value), for undo
 
     # ------------------------------------------------------------------ walk
     def run(self) -> Report:
@@ -92,6 +94,8 @@ class ComplexRewriter:
         """Put the graph back as it was before :meth:`run` (which must not have finished)."""
         for node, args, kwargs in reversed(self.rewired):
             node.args, node.kwargs = args, kwargs
+        for node, value in self.relaid:
+            node.meta[self.meta_key] = value
         for node in reversed(list(self.graph.nodes)):
             if node in self.created:
                 self.graph.erase_node(node)
@@ -104,6 +108,7 @@ class ComplexRewriter:
                 # `y.t_()` the graph says y is already transposed, and a pair
                 # held for y would not follow the op. Stock handles it.
                 raise GraphLeftUnchanged(node, describe_target(node), "an in-place op changes a tensor's shape or strides")
+        self._take_eager_layouts()
         values = [fake_value(node) for node in self.graph.nodes if node.op in ("placeholder", "get_attr")]
         self.symbolic = any(
             isinstance(v, torch.SymInt) or (isinstance(v, torch.Tensor) and not all(isinstance(n, int) for n in v.shape))
@@ -176,6 +181,20 @@ class ComplexRewriter:
             self._keep(node, op, str(why))
             return
         self.report.add(node, op, "rewritten")
+
+    def _take_eager_layouts(self) -> None:
+        """Where eager's kernel lays a result out unlike the fake value says
+        (``strides.eager_result_layout``), the graph takes eager's layout: the
+        rules, the layout copies and the outputs all follow it."""
+        for node in self.graph.nodes:
+            call = normalize(node) if node.op in ("call_function", "call_method") else None
+            if call is None or not call.args or not isinstance(call.args[0], Node):
+                continue
+            value = fake_value(node)
+            eager = strides.eager_result_layout(call.name, fake_value(call.args[0]), value)
+            if eager is not value:
+                self.relaid.append((node, value))
+                node.meta[self.meta_key] = eager
 
     # --------------------------------------------------------------- rewrite
     def _apply(self, node: Node, call, rule) -> None:
@@ -409,4 +428,4 @@ def _apply_bits(data, conj: bool, neg: bool):
 
 
 def _is_mode_node(node: Node) -> bool:
-    return getattr(node.target, "__name__", "") in ("_enter_autocast", "_exit_autocast")
+    return getattr(node.target, "__name__", "") in ("_enter_autocast", "_exit_autocast", "_set_grad_enabled")

@@ -46,6 +46,36 @@ def layout_differs(ours: list, eager: torch.Tensor, *, all_dims: bool) -> bool:
     return any(a != b for a, b, n in zip(ours, theirs, sizes) if all_dims or n > 1)
 
 
+# Ops whose eager kernel lays its result out unlike their meta kernel, which
+# Dynamo's fake values follow: for a complex input aten's ``angle`` writes
+# through ``out=`` into a fresh empty tensor, and that comes back contiguous;
+# the meta kernel keeps the input's layout (a transposed input gives a
+# transposed fake angle, a contiguous real one).
+_CONTIGUOUS_IN_EAGER = frozenset({"angle"})
+
+
+def eager_result_layout(name: str, operand, fake):
+    """The fake result with eager's layout for op ``name`` on ``operand``:
+    ``fake`` itself, or a contiguous twin of it."""
+    if (name in _CONTIGUOUS_IN_EAGER and isinstance(operand, torch.Tensor) and operand.is_complex()
+            and isinstance(fake, torch.Tensor) and not _contiguous_by_hints(fake)):
+        return fake.clone(memory_format=torch.contiguous_format)
+    return fake
+
+
+def _contiguous_by_hints(value: torch.Tensor) -> bool:
+    """``is_contiguous`` read from the hints (no guard on symbolic sizes)."""
+    expected = 1
+    for size, stride in reversed(list(zip(value.shape, value.stride()))):
+        size, stride = hint(size), hint(stride)
+        if size is None or stride is None:
+            return True  # cannot tell: leave it
+        if size != 1 and stride != expected:
+            return False
+        expected *= size
+    return True
+
+
 def dense_order(eager: torch.Tensor) -> list[int] | None:
     """Eager's dims from outermost to innermost when its layout is a
     permutation of a contiguous one (what a new tensor from an op has), else None."""

@@ -188,6 +188,46 @@ def test_outputs_have_eagers_strides(requires_grad):
     assert_close(actual, expected)
 
 
+def test_angle_has_eagers_contiguous_layout():
+    # Eager's complex angle writes into a fresh tensor through out=: contiguous,
+    # where the meta kernel (and so Dynamo's fake value) keeps the input's layout.
+    def fn(z):
+        return z.angle(), z.angle() * 2
+
+    z = torch.randn(2, 4, 3, dtype=torch.complex64).transpose(1, 2)
+    expected, actual = fn(z), _compiled(fn)(z)
+    assert [t.stride() for t in actual] == [t.stride() for t in expected]
+    assert_close(actual, expected)
+
+
+def test_returned_view_of_a_lazy_input_with_symbolic_sizes_stays_a_view():
+    # expand's sizes are graph nodes with dynamic shapes; eager's view ops replay them.
+    def fn(z):
+        return z.mT.expand(2, *z.mT.shape)
+
+    leaf = torch.randn(2, 3, dtype=torch.complex128)
+    z = torch._neg_view(leaf)
+    expected = fn(z)
+    actual = torch.compile(fn, dynamic=True, options={"pre_grad_custom_pass": ComplexToRealPass(fused_rotary=False)})(z)
+    assert actual.is_neg() and actual.untyped_storage().data_ptr() == leaf.untyped_storage().data_ptr()
+    assert_close(actual, expected)
+
+
+def test_returned_multi_output_view_refuses_writes_with_grad_as_in_eager():
+    # The one returned view of a new tensor gets a storage of its own, unless it
+    # is an unbind/split output: eager refuses in-place writes with grad into those.
+    def fn(z):
+        return z.sgn().unbind(0)[0]
+
+    z, w = torch.randn(3, 3, dtype=torch.complex128), torch.ones((), dtype=torch.complex128, requires_grad=True)
+    expected, actual = fn(z), _compiled(fn)(z)
+    assert_close(actual, expected)
+    with pytest.raises(RuntimeError, match="multiple views"):
+        expected.mul_(w)
+    with pytest.raises(RuntimeError, match="is a view|view was created"):  # (in the graph's no_grad)
+        actual.mul_(w)
+
+
 def test_outputs_sharing_storage_share_it_as_in_eager():
     def fn(z):
         y = z * 2
@@ -219,6 +259,23 @@ def test_view_made_under_no_grad_gets_no_gradient():
         return z * 2 + torch.view_as_complex(x)
 
     compile_and_compare(fn, torch.randn(3, 2))
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_returned_view_of_a_view_made_under_no_grad_passes_no_gradient(dynamic):
+    # Eager's views of the input, replayed at the output, each in its own grad
+    # mode: v1 requires grad, but the chain to x is cut under no_grad.
+    def fn(x):
+        with torch.no_grad():
+            v0 = x.chunk(2, -1)[0]
+        return v0.chunk(2, -1)[0]
+
+    x = torch.randn(2, 1, 3, dtype=torch.complex64, requires_grad=True)
+    actual = torch.compile(fn, dynamic=dynamic, options={"pre_grad_custom_pass": ComplexToRealPass(fused_rotary=False)})(x)
+    expected = fn(x)
+    assert actual.requires_grad == expected.requires_grad
+    for out in (expected, actual):
+        assert torch.autograd.grad(out.abs().sum(), x, allow_unused=True) == (None,)
 
 
 def test_in_place_rules_do_not_overwrite_what_autograd_saved():
