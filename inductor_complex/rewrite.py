@@ -130,6 +130,7 @@ class ComplexRewriter:
         # shows its final requires_grad (a zeros buffer written with a value
         # that requires grad requires grad from its creation on, in the graph).
         self.written = written
+        self.written_inputs = [fake_value(i) for i in self.inputs if any(shares_storage(fake_value(i), w) for w in written)]
         # Autograd saves what our real math needs, not what eager's complex
         # formula saves; a later write to it would break a backward eager can
         # run. Reads get a clone (free once functionalized) where anything is written.
@@ -275,6 +276,10 @@ class ComplexRewriter:
             held = self._holding(arg)
             pair = self._as_pair(held, value, raw=raw)
             if self.clone_reads and not written and not shares_storage(expected, value):
+                if any(shares_storage(value, i) for i in self.written_inputs):
+                    # Inductor saves such a read for backward as the input itself
+                    # (its clone removed), which the graph's write then changes.
+                    raise Unsupported("reads a graph input that the training graph writes afterwards")
                 pair = pair.with_data(pair.data.clone())
             seen.append((value, fake_value(held.data)))  # the storage the operand is a view of
             return pair

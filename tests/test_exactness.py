@@ -278,6 +278,22 @@ def test_returned_view_of_a_view_made_under_no_grad_passes_no_gradient(dynamic):
         assert torch.autograd.grad(out.abs().sum(), x, allow_unused=True) == (None,)
 
 
+def test_read_of_an_input_the_graph_writes_later_keeps_its_gradient():
+    # Inductor saved the rule's read of x for backward as x itself, which the
+    # no_grad write then changed: the op is kept (eager's exp saves its result).
+    def fn(x):
+        y = x.exp()
+        with torch.no_grad():
+            x.div_(2)
+        return y
+
+    x = torch.randn(3, dtype=torch.complex64)
+    expected_x, actual_x = x.clone().requires_grad_(), x.clone().requires_grad_()
+    expected, actual = fn(expected_x), _compiled(fn)(actual_x)
+    assert_close(actual, expected)
+    assert_close(torch.autograd.grad(actual.abs().sum(), actual_x), torch.autograd.grad(expected.abs().sum(), expected_x))
+
+
 def test_in_place_rules_do_not_overwrite_what_autograd_saved():
     def fn(z, w):
         y = z * 2
