@@ -204,6 +204,12 @@ class Edges:
                 made[arg] = self._real_output(arg, output)
                 bridged = bridged or made[arg] is not arg
                 return made[arg]
+            if isinstance(arg, Node) and self._written_kept_value(arg, returned):
+                # AOTAutograd would return it rebuilt from its written pair, a view
+                # that refuses the in-place writes with grad eager allows.
+                made[arg] = self._storage_of_its_own(arg, output)
+                bridged = True
+                return made[arg]
             if not isinstance(arg, Node) or arg not in self.rw.held:
                 return arg
             if id(fake_value(arg)) in inputs_by_value:
@@ -220,6 +226,17 @@ class Edges:
         if bridged:
             self.rw._rewire(output, args, kwargs)
             self.rw.report.add(output, "output", "exit_view")
+
+    def _written_kept_value(self, value: Node, returned: list[Node]) -> bool:
+        """A new tensor requiring grad, kept complex, that a rule wrote in place
+        through its entry view, returned alone (no other output shares it)."""
+        if value in self.rw.held or not self.rw.tracks_grad or self._pair_of(value) is None:
+            return False
+        eager = fake_value(value)
+        if not (isinstance(eager, torch.Tensor) and eager.requires_grad and self._is_new_in_eager(value)):
+            return False
+        return strides.dense_order(eager) is not None and not any(
+            r is not value and shares_storage(fake_value(r), eager) for r in returned if isinstance(fake_value(r), torch.Tensor))
 
     def _pair_of(self, value: Node) -> Held | None:
         """The held form of a returned complex value: its rewrite, or, for a

@@ -130,7 +130,14 @@ class ComplexRewriter:
         # shows its final requires_grad (a zeros buffer written with a value
         # that requires grad requires grad from its creation on, in the graph).
         self.written = written
-        self.written_inputs = [fake_value(i) for i in self.inputs if any(shares_storage(fake_value(i), w) for w in written)]
+        # Where the graph writes into its inputs: (position of the write, the input written).
+        position = {node: index for index, node in enumerate(self.graph.nodes)}
+        self.position = position
+        self.input_writes = [
+            (position[node], fake_value(i))
+            for node in self.graph.nodes for arg in written_args(node) if isinstance(arg, Node)
+            for i in self.inputs if shares_storage(fake_value(arg), fake_value(i))
+        ]
         # Autograd saves what our real math needs, not what eager's complex
         # formula saves; a later write to it would break a backward eager can
         # run. Reads get a clone (free once functionalized) where anything is written.
@@ -276,7 +283,8 @@ class ComplexRewriter:
             held = self._holding(arg)
             pair = self._as_pair(held, value, raw=raw)
             if self.clone_reads and not written and not shares_storage(expected, value):
-                if any(shares_storage(value, i) for i in self.written_inputs):
+                here = self.position.get(self.tracer.origin, -1)
+                if any(at > here and shares_storage(value, i) for at, i in self.input_writes):
                     # Inductor saves such a read for backward as the input itself
                     # (its clone removed), which the graph's write then changes.
                     raise Unsupported("reads a graph input that the training graph writes afterwards")

@@ -228,6 +228,24 @@ def test_returned_multi_output_view_refuses_writes_with_grad_as_in_eager():
         actual.mul_(w)
 
 
+def test_kept_value_written_by_a_rule_takes_an_in_place_write_with_grad():
+    # fft stays complex; the rule for neg_ writes it through its entry view, and
+    # AOTAutograd would return it as a view of the written pair.
+    def fn(x):
+        v = torch.fft.fft(x)
+        v.neg_()
+        return v
+
+    x = torch.randn(4, dtype=torch.complex64)
+    expected_x, actual_x = x.clone().requires_grad_(), x.clone().requires_grad_()
+    expected, actual = fn(expected_x), _compiled(fn)(actual_x)
+    assert_close(actual, expected)
+    w = torch.full((), 2j, requires_grad=True)
+    for out in (expected, actual):
+        out.mul_(w)  # raises for a view of a custom Function's output
+    assert_close(torch.autograd.grad(actual.abs().sum(), actual_x), torch.autograd.grad(expected.abs().sum(), expected_x))
+
+
 def test_outputs_sharing_storage_share_it_as_in_eager():
     def fn(z):
         y = z * 2
