@@ -131,10 +131,9 @@ class ComplexRewriter:
         # that requires grad requires grad from its creation on, in the graph).
         self.written = written
         # Where the graph writes into its inputs: (position of the write, the input written).
-        position = {node: index for index, node in enumerate(self.graph.nodes)}
-        self.position = position
+        self.position = {node: index for index, node in enumerate(self.graph.nodes)}
         self.input_writes = [
-            (position[node], fake_value(i))
+            (self.position[node], fake_value(i))
             for node in self.graph.nodes for arg in written_args(node) if isinstance(arg, Node)
             for i in self.inputs if shares_storage(fake_value(arg), fake_value(i))
         ]
@@ -195,7 +194,9 @@ class ComplexRewriter:
         (``strides.eager_result_layout``), the graph takes eager's layout: the
         rules, the layout copies and the outputs all follow it."""
         for node in self.graph.nodes:
-            call = normalize(node) if node.op in ("call_function", "call_method") else None
+            if node.op not in ("call_function", "call_method") or not self._involves_complex(node):
+                continue
+            call = normalize(node)
             if call is None or not call.args or not isinstance(call.args[0], Node):
                 continue
             value = fake_value(node)
