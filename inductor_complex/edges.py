@@ -29,7 +29,7 @@ from . import strides
 from .graph_meta import record_fake_value
 from .mutation import shares_storage, written_args
 from .targets import describe_target
-from .values import NO_BITS, Held, bits_of, fake_value
+from .values import NO_BITS, Held, bits_of, fake_value, resolved_pair
 
 if TYPE_CHECKING:
     from .rewrite import ComplexRewriter
@@ -75,12 +75,9 @@ class Edges:
         return node
 
     def _real_view(self, value: Node, conj: bool, neg: bool, *, before: Node, modes_of: Node) -> Node:
-        """``view_as_real`` of a complex tensor's storage, its lazy bits dropped."""
-        source = value
-        if conj:
-            source = self._make(torch.conj, source, before=before, modes_of=modes_of)
-        if neg:
-            source = self._make(torch._neg_view, source, before=before, modes_of=modes_of)
+        """``view_as_real`` of a complex tensor's storage, its lazy bits dropped
+        (a second conj/neg view undoes the first)."""
+        source = self._with_bits_view(value, conj, neg, before=before, modes_of=modes_of)
         return self._make(torch.view_as_real, source, before=before, modes_of=modes_of)
 
     def _complex_of(self, pair: Node, conj: bool, neg: bool, *, before: Node, modes_of: Node) -> Node:
@@ -393,16 +390,13 @@ class Edges:
 
     def _resolved(self, held: Held, *, before: Node) -> Node:
         """The pair of the values a lazily conjugated/negated pair stands for, in real math."""
-        re = self._make(torch.select, held.data, -1, 0, before=before, modes_of=before)
-        im = self._make(torch.select, held.data, -1, 1, before=before, modes_of=before)
-        if held.neg:
-            re = self._make(torch.neg, re, before=before, modes_of=before)
-        if held.neg != held.conj:
-            im = self._make(torch.neg, im, before=before, modes_of=before)
-        return self._make(torch.stack, (re, im), -1, before=before, modes_of=before)
+        tracer = self.rw.tracer
+        tracer.origin, tracer.grad_enabled = before, self.rw.tracks_grad and self.rw.grad_enabled_at(before)
+        with self.graph.inserting_before(before):
+            return resolved_pair(torch.fx.Proxy(held.data, tracer), held.conj, held.neg).node
 
-    def _with_bits_view(self, view: Node, conj: bool, neg: bool, *, before: Node, modes_of: Node | None = None) -> Node:
-        modes_of = modes_of or before
+    def _with_bits_view(self, view: Node, conj: bool, neg: bool, *, before: Node, modes_of: Node) -> Node:
+        """``view`` with lazy conj/neg views on top (zero copy)."""
         if conj:
             view = self._make(torch.conj, view, before=before, modes_of=modes_of)
         if neg:
@@ -440,10 +434,7 @@ class Edges:
         view = self._make(torch.as_strided, source, tuple(eager.shape), tuple(eager.stride()), eager.storage_offset(),
                           before=at, modes_of=at)
         want_conj, want_neg = bits_of(eager)
-        if conj != want_conj:
-            view = self._make(torch.conj, view, before=at, modes_of=at)
-        if neg != want_neg:
-            view = self._make(torch._neg_view, view, before=at, modes_of=at)
+        view = self._with_bits_view(view, conj != want_conj, neg != want_neg, before=at, modes_of=at)
         if fake_value(view).requires_grad and not eager.requires_grad:
             view = self._make("detach", view, before=at, modes_of=at, method=True)  # eager detached it
         return view

@@ -33,7 +33,7 @@ from .report import Report
 from .rules import LAZY_BITS, RULES, Unsupported
 from .rules.common import tracing_into
 from .targets import describe_target, normalize
-from .values import NO_BITS, Held, Pair, bits_of, fake_value, holds_complex, is_complex_tensor, real_dtype
+from .values import NO_BITS, Held, Pair, bits_of, fake_value, holds_complex, is_complex_tensor, real_dtype, resolved_pair
 
 Node = torch.fx.Node
 
@@ -298,7 +298,7 @@ class ComplexRewriter:
     def _as_pair(self, held: Held, value: torch.Tensor, *, raw: bool) -> Pair:
         data = torch.fx.Proxy(held.data, self.tracer)
         if not raw and held.bits != NO_BITS:
-            data = _apply_bits(data, held.conj, held.neg)
+            data = resolved_pair(data, held.conj, held.neg)
         return Pair(data, value.dtype, value.ndim)
 
     def _as_eager_view(self, node: Node, result: Any, expected: Any) -> Any:
@@ -429,16 +429,6 @@ def _held(result) -> Held:
     if isinstance(result, _HeldPair):
         return Held(result.pair.data.node, result.conj, result.neg)
     return Held(result.data.node)
-
-
-def _apply_bits(data, conj: bool, neg: bool):
-    """The value a lazily conjugated/negated pair stands for, as eager resolves
-    it: ``conj`` negates the imaginary part, ``neg`` both (``-x``, signed zeros too)."""
-    if conj and neg:
-        return torch.stack((-data[..., 0], data[..., 1]), -1)
-    if conj:
-        return torch.stack((data[..., 0], -data[..., 1]), -1)
-    return -data
 
 
 def _is_mode_node(node: Node) -> bool:

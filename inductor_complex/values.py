@@ -98,6 +98,16 @@ def bits_of(value: Any) -> Bits:
 # ---------------------------------------------------------------- fake metadata
 
 
+def resolved_pair(data, conj: bool, neg: bool):
+    """The pair a lazily conjugated/negated pair stands for, as eager resolves
+    it: ``conj`` negates the imaginary part, ``neg`` both (``-x``, signed zeros too)."""
+    if conj and neg:
+        return torch.stack((-data[..., 0], data[..., 1]), -1)
+    if conj:
+        return torch.stack((data[..., 0], -data[..., 1]), -1)
+    return -data
+
+
 def fake_value(node: Any) -> Any:
     """The fake value a node carries: Dynamo's ``example_value`` or aten's ``val``."""
     if not isinstance(node, torch.fx.Node):
