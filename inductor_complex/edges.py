@@ -282,7 +282,7 @@ class Edges:
             only_view = views[0] if owner not in returned and len(views) == 1 else None
             if (only_view is not None and getattr(self._pair_of(only_view), "bits", None) == NO_BITS
                     and strides.dense_order(fake_value(only_view)) is not None
-                    and not self._through_multi_output_view(eager_node[only_view], owner)):
+                    and not self._must_stay_a_view(eager_node[only_view], owner)):
                 # The one returned view of a new tensor the caller never sees:
                 # a tensor of its own with the view's values and layout.
                 made[only_view] = self._storage_of_its_own(only_view, output)
@@ -314,11 +314,14 @@ class Edges:
             node = args[0]
         return chain[::-1]
 
-    def _through_multi_output_view(self, view: Node, owner: Node) -> bool:
-        """Whether eager made ``view`` from ``owner`` through ``unbind``/``split``/...:
-        such a view refuses in-place writes with grad, so it must stay a view."""
+    def _must_stay_a_view(self, view: Node, owner: Node) -> bool:
+        """Whether eager made ``view`` from ``owner`` through ``unbind``/``split``/...
+        or under no_grad in a graph that tracks grad: such a view refuses in-place
+        writes with grad, so it must stay a view."""
         chain = self._view_chain(view, owner)
-        return chain is not None and any(isinstance(fake_value(node), (list, tuple)) for node, _ in chain)
+        return chain is not None and any(
+            isinstance(fake_value(node), (list, tuple)) or (self.rw.tracks_grad and not self.rw.grad_enabled_at(node))
+            for node, _ in chain)
 
     def _replay(self, chain: list[tuple[Node, tuple]], owner: Node, made_owner: Node, at: Node) -> Node:
         """Eager's view ops of ``chain`` again, on ``made_owner`` (standing for ``owner``), before ``at``."""

@@ -253,7 +253,8 @@ class Mismatch(AssertionError):
     pass
 
 
-def _compile_with_pass(fn, backend: str, dynamic: bool = False):
+def compile_with_pass(fn, backend: str, dynamic: bool = False):
+    """``fn`` compiled with the pass: by Inductor, or through AOTAutograd with eager kernels."""
     complex_pass = ComplexToRealPass(fused_rotary=False)
     if backend == "inductor":
         return torch.compile(fn, dynamic=dynamic, options={"pre_grad_custom_pass": complex_pass})
@@ -439,7 +440,7 @@ def check_program(program: Program, backend: str = "aot_eager") -> list[str]:
     fn = program.function()
     torch._dynamo.reset()
     torch._dynamo.utils.counters.clear()
-    compiled = _compile_with_pass(fn, backend, program.dynamic)
+    compiled = compile_with_pass(fn, backend, program.dynamic)
     ours = [_run(program, compiled) for _ in CHECKS]
     failed = torch._dynamo.utils.counters["inductor_complex"]["pass_failed"]
     stock: list[Run] = []

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 import torch
 from complex_testing import aten_graph, assert_close, compile_and_compare, dynamo_graph, run_pass
+from fuzz_programs import compile_with_pass
 from torch._dynamo.utils import counters
 
 from inductor_complex import ComplexToRealPass
@@ -226,6 +227,23 @@ def test_returned_multi_output_view_refuses_writes_with_grad_as_in_eager():
         expected.mul_(w)
     with pytest.raises(RuntimeError, match="is a view|view was created"):  # (in the graph's no_grad)
         actual.mul_(w)
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_returned_view_made_under_no_grad_refuses_writes_with_grad_as_in_eager(backend):
+    # The only returned view of a new tensor is given a storage of its own, unless
+    # eager made it under no_grad: eager refuses in-place writes with grad into it.
+    def fn(z):
+        v = z.exp()
+        with torch.no_grad():
+            return v.flatten()
+
+    z, w = torch.randn(2, 3, dtype=torch.complex64), torch.ones((), dtype=torch.complex64, requires_grad=True)
+    expected, actual = fn(z), compile_with_pass(fn, backend)(z)
+    assert_close(actual, expected)
+    for out in (expected, actual):
+        with pytest.raises(RuntimeError, match="view was created in no_grad mode"):
+            out.mul_(w)
 
 
 def test_kept_value_written_by_a_rule_takes_an_in_place_write_with_grad():
