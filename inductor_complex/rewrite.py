@@ -26,7 +26,7 @@ from torch.fx.node import map_aggregate, map_arg
 
 from . import strides
 from .edges import Edges, GraphLeftUnchanged
-from .graph_meta import FakeRecordingTracer, graph_fake_mode, meta_key
+from .graph_meta import FakeRecordingTracer, graph_fake_mode, meta_key, record_fake_value
 from .graph_modes import ambient_modes, modes_by_node
 from .mutation import mutates, mutates_metadata, shares_storage, written_args
 from .report import Report
@@ -204,6 +204,31 @@ class ComplexRewriter:
             if eager is not value:
                 self.relaid.append((node, value))
                 node.meta[self.meta_key] = eager
+        if self.relaid:
+            self._follow_eager_layouts({node for node, _ in self.relaid})
+
+    def _follow_eager_layouts(self, relaid: set[Node]) -> None:
+        """Fake values computed again below relaid nodes: eager's strides of
+        ``angle(x.mT) * x.mT`` follow the contiguous angle, not the meta one.
+        A node whose value comes out otherwise (other shape or dtype; autocast,
+        which the re-run would not apply) keeps Dynamo's, and so do those below it."""
+        changed = set(relaid)
+        for node in self.graph.nodes:
+            if node in changed or node.op not in ("call_function", "call_method"):
+                continue
+            if not any(arg in changed for arg in node.all_input_nodes) or self.modes[node].autocast_devices:
+                continue
+            old = fake_value(node)
+            try:
+                record_fake_value(node, None, self.fake_mode, self.meta_key, self.grad_enabled_at(node) and self.tracks_grad)
+            except Exception:
+                node.meta[self.meta_key] = old
+                continue
+            if not _same_kind(fake_value(node), old):
+                node.meta[self.meta_key] = old
+                continue
+            self.relaid.append((node, old))
+            changed.add(node)
 
     # --------------------------------------------------------------- rewrite
     def _apply(self, node: Node, call, rule) -> None:
@@ -433,3 +458,13 @@ def _held(result) -> Held:
 
 def _is_mode_node(node: Node) -> bool:
     return getattr(node.target, "__name__", "") in ("_enter_autocast", "_exit_autocast", "_set_grad_enabled")
+
+
+def _same_kind(new: Any, old: Any) -> bool:
+    """Same structure, shapes and dtypes (strides may differ)."""
+    if isinstance(old, (list, tuple)):
+        return isinstance(new, (list, tuple)) and len(new) == len(old) and all(map(_same_kind, new, old))
+    if isinstance(old, torch.Tensor):
+        return (isinstance(new, torch.Tensor) and new.dtype == old.dtype and new.dim() == old.dim()
+                and all(statically_known_true(a == b) for a, b in zip(new.shape, old.shape)))
+    return type(new) is type(old)

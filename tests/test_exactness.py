@@ -201,6 +201,20 @@ def test_angle_has_eagers_contiguous_layout():
     assert_close(actual, expected)
 
 
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_ops_below_angle_follow_eagers_layout(backend):
+    # TensorIterator lays `angle * z` out after the contiguous angle; a rule
+    # reading Dynamo's fake value (after the meta angle) would copy it transposed.
+    def fn(z):
+        a = z.angle()
+        return a * z, torch.polar(a.abs(), a)
+
+    z = torch.randn(2, 3, dtype=torch.complex64).mT
+    expected, actual = fn(z), compile_with_pass(fn, backend)(z)
+    assert [t.stride() for t in actual] == [t.stride() for t in expected]
+    assert_close(actual, expected)
+
+
 def test_returned_view_of_a_lazy_input_with_symbolic_sizes_stays_a_view():
     # expand's sizes are graph nodes with dynamic shapes; eager's view ops replay them.
     def fn(z):
