@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 import contextlib
+import operator
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -219,7 +220,16 @@ class Edges:
             made[arg] = self._output_view(arg, output)
             return made[arg]
 
-        args, kwargs = map_arg((output.args, output.kwargs), swap)
+        def swap_as_in_eager(arg):
+            new = swap(arg)
+            if new is not arg and self.rw.tracks_grad:
+                eager = fake_value(self.rw.real_results.get(arg, arg))
+                if (refuses_writes_with_grad(eager) and not eager.requires_grad
+                        and not refuses_writes_with_grad(fake_value(new))):
+                    new = made[arg] = self._refusing_view(new, eager, output)
+            return new
+
+        args, kwargs = map_arg((output.args, output.kwargs), swap_as_in_eager)
         if bridged:
             self.rw._rewire(output, args, kwargs)
             self.rw.report.add(output, "output", "exit_view")
@@ -265,7 +275,10 @@ class Edges:
         # Eager's node for each returned one (a rule's real result stands for the node it replaced).
         eager_node = {r: self.rw.real_results.get(r, r) for r in returned}
         # Owners: returned new tensors, and the new tensors returned views are views of.
-        by_value = {id(fake_value(n)): n for n in self.graph.nodes if isinstance(fake_value(n), torch.Tensor)}
+        by_value: dict[int, Node] = {}  # each tensor's maker (an in-place op returns the same value)
+        for n in self.graph.nodes:
+            if isinstance(fake_value(n), torch.Tensor):
+                by_value.setdefault(id(fake_value(n)), n)
         bases = [by_value.get(id(fake_value(e)._base)) for e in eager_node.values() if isinstance(fake_value(e), torch.Tensor)]
         for owner in dict.fromkeys([*eager_node.values(), *(b for b in bases if b is not None)]):
             if owner in made or not self._is_new_in_eager(owner) or fake_value(owner).requires_grad:
@@ -282,7 +295,7 @@ class Edges:
             only_view = views[0] if owner not in returned and len(views) == 1 else None
             if (only_view is not None and getattr(self._pair_of(only_view), "bits", None) == NO_BITS
                     and strides.dense_order(fake_value(only_view)) is not None
-                    and not self._must_stay_a_view(eager_node[only_view], owner)):
+                    and not refuses_writes_with_grad(fake_value(eager_node[only_view]))):
                 # The one returned view of a new tensor the caller never sees:
                 # a tensor of its own with the view's values and layout.
                 made[only_view] = self._storage_of_its_own(only_view, output)
@@ -314,15 +327,6 @@ class Edges:
             node = args[0]
         return chain[::-1]
 
-    def _must_stay_a_view(self, view: Node, owner: Node) -> bool:
-        """Whether eager made ``view`` from ``owner`` through ``unbind``/``split``/...
-        or under no_grad in a graph that tracks grad: such a view refuses in-place
-        writes with grad, so it must stay a view."""
-        chain = self._view_chain(view, owner)
-        return chain is not None and any(
-            isinstance(fake_value(node), (list, tuple)) or (self.rw.tracks_grad and not self.rw.grad_enabled_at(node))
-            for node, _ in chain)
-
     def _replay(self, chain: list[tuple[Node, tuple]], owner: Node, made_owner: Node, at: Node) -> Node:
         """Eager's view ops of ``chain`` again, on ``made_owner`` (standing for ``owner``), before ``at``."""
         current, here = made_owner, self.rw.grad_enabled_at(at)
@@ -342,6 +346,33 @@ class Edges:
         if mode != here:
             self._set_grad_enabled(here, before=at)
         return current
+
+    def _refusing_view(self, value: Node, eager: torch.Tensor, output: Node) -> Node:
+        """A view of ``value``'s values made under no_grad, as eager's output
+        is: it refuses in-place writes with grad. Its base is a tensor with a
+        leading dim of size 1 in eager's layout, so Inductor cannot hand the
+        base back for the view (it would for a view with the base's own layout),
+        nor copy the view into the strides it promised."""
+        order = strides.dense_order(eager)
+        if order is None:
+            base = self._make("unsqueeze", value, 0, before=output, modes_of=output, method=True)
+        else:
+            sizes = [size if isinstance(size, int) else self._make("size", value, d, before=output, modes_of=output, method=True)
+                     for d, size in enumerate(eager.shape)]
+            base = self._make(torch.empty_permuted, [1, *sizes], [0, *(d + 1 for d in order)],
+                              dtype=eager.dtype, device=eager.device, before=output, modes_of=output)
+            source = self._make("unsqueeze", value, 0, before=output, modes_of=output, method=True)
+            self._make("copy_", base, source, before=output, modes_of=output, method=True)
+        here = self.rw.grad_enabled_at(output)
+        if here:
+            self._set_grad_enabled(False, before=output)
+        with self.graph.inserting_before(output):
+            view = self.graph.call_function(torch.select, (base, 0, 0))
+        self.rw.created.add(view)
+        record_fake_value(view, output, self.rw.fake_mode, self.rw.meta_key, False)
+        if here:
+            self._set_grad_enabled(True, before=output)
+        return view
 
     def _set_grad_enabled(self, enabled: bool, *, before: Node) -> None:
         """Dynamo's own record of a grad-mode switch (no fake value: it computes nothing)."""
@@ -456,6 +487,15 @@ class Edges:
         yield
         for enter in reversed(enters):
             self.rw._created(self.graph.call_function(torch.amp.autocast_mode._exit_autocast, (enter,)))
+
+
+def refuses_writes_with_grad(value: Any) -> bool:
+    """Whether eager's tensor is a view that refuses in-place writes with grad:
+    one made under no_grad or inference mode, by a multi-output op
+    (``unbind``, ``split``) or in a custom Function. Fake tensors carry it."""
+    if not isinstance(value, torch.Tensor) or not value._is_view():
+        return False
+    return torch._C._autograd._get_creation_meta(value) != torch._C._autograd.CreationMeta.DEFAULT
 
 
 def _has_tensor(value: Any) -> bool:

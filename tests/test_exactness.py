@@ -260,6 +260,37 @@ def test_returned_view_made_under_no_grad_refuses_writes_with_grad_as_in_eager(b
             out.mul_(w)
 
 
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+@pytest.mark.parametrize("program", ["written_then_unbound", "conj_under_no_grad", "mH_under_no_grad"])
+def test_returned_views_refuse_writes_with_grad_where_eagers_do(backend, program):
+    # Eager's fake values carry each view's creation (no_grad, multi-output):
+    # the returned view refuses as eager's does whichever route made it. The
+    # written tensor is found by the node that made it, not by the write.
+    def written_then_unbound(z):
+        v = z.exp()
+        v.zero_()
+        return v.unbind(0)[0]
+
+    def conj_under_no_grad(z):
+        v = z.exp()
+        with torch.no_grad():
+            return v.conj()
+
+    def mH_under_no_grad(z):
+        v = z.exp()
+        with torch.no_grad():
+            return v.mH
+
+    fn = locals()[program]
+    z, w = torch.randn(3, 3, dtype=torch.complex64), torch.ones((), dtype=torch.complex64, requires_grad=True)
+    expected, actual = fn(z), compile_with_pass(fn, backend)(z)
+    assert_close(actual.resolve_conj(), expected.resolve_conj())
+    assert actual.stride() == expected.stride()
+    for out in (expected, actual):
+        with pytest.raises(RuntimeError, match="view"):
+            out.mul_(w)
+
+
 def test_kept_value_written_by_a_rule_takes_an_in_place_write_with_grad():
     # fft stays complex; the rule for neg_ writes it through its entry view, and
     # AOTAutograd would return it as a view of the written pair.
