@@ -291,6 +291,11 @@ class Edges:
                 if not views:
                     continue
             if any(bits_of(fake_value(eager_node[view])) != NO_BITS for view in views):
+                if owner in returned:
+                    # Lazy views come back resolved (see _output_view), so they would
+                    # not share the owner's storage; left as views of the hidden pair,
+                    # the owner would refuse in-place writes with grad. Stock keeps both.
+                    raise GraphLeftUnchanged(output, "output", "a new complex tensor returned with a lazy conj/neg view of it")
                 continue  # lazy views of it come back resolved (see _output_view)
             only_view = views[0] if owner not in returned and len(views) == 1 else None
             if (only_view is not None and getattr(self._pair_of(only_view), "bits", None) == NO_BITS

@@ -260,6 +260,23 @@ def test_returned_view_made_under_no_grad_refuses_writes_with_grad_as_in_eager(b
             out.mul_(w)
 
 
+def test_returned_new_tensor_with_a_returned_lazy_view_leaves_the_graph_unchanged():
+    # Resolved, the lazy view would not share the new tensor's storage; as views
+    # of the hidden pair, the new tensor would refuse in-place writes with grad.
+    def fn(z):
+        v = z.reciprocal()
+        return v, torch._neg_view(v)
+
+    z, w = torch.randn(2, 3, dtype=torch.complex64), torch.ones((), dtype=torch.complex64, requires_grad=True)
+    complex_pass = ComplexToRealPass(fused_rotary=False)
+    actual = torch.compile(fn, options={"pre_grad_custom_pass": complex_pass})(z)
+    assert_close([t.resolve_neg() for t in actual], [t.resolve_neg() for t in fn(z)])
+    assert actual[1].is_neg() and actual[0].untyped_storage().data_ptr() == actual[1].untyped_storage().data_ptr()
+    actual[0].mul_(w)
+    (decision,) = [d for d in complex_pass.last_report.decisions if d.action == "kept"]
+    assert "lazy conj/neg view" in decision.reason
+
+
 @pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
 @pytest.mark.parametrize("program", ["written_then_unbound", "conj_under_no_grad", "mH_under_no_grad"])
 def test_returned_views_refuse_writes_with_grad_where_eagers_do(backend, program):
