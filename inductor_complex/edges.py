@@ -225,7 +225,8 @@ class Edges:
             if new is not arg and self.rw.tracks_grad:
                 eager = fake_value(self.rw.real_results.get(arg, arg))
                 if (refuses_writes_with_grad(eager) and not eager.requires_grad
-                        and not refuses_writes_with_grad(fake_value(new))):
+                        and not refuses_writes_with_grad(fake_value(new))
+                        and not any(shares_storage(eager, fake_value(i)) for i in self.rw.inputs)):  # (a copy)
                     new = made[arg] = self._refusing_view(new, eager, output)
             return new
 
@@ -324,6 +325,9 @@ class Edges:
             args = original.get(node, node.args)
             if node.op not in ("call_function", "call_method") or not args or not isinstance(args[0], Node):
                 return None
+            if fake_value(node) is fake_value(args[0]) and written_args(node):
+                node = args[0]  # an in-place op hands back the tensor it wrote: no view
+                continue
             if node.kwargs or written_args(node) or any(isinstance(a, Node) and _has_tensor(fake_value(a)) for a in args[1:]):
                 return None  # (symbolic sizes are fine: defined before the view, as its other args)
             if not any(shares_storage(a, b) for a in _tensors(fake_value(node)) for b in _tensors(fake_value(args[0]))):

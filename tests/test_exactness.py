@@ -260,6 +260,24 @@ def test_returned_view_made_under_no_grad_refuses_writes_with_grad_as_in_eager(b
             out.mul_(w)
 
 
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_returned_multi_output_view_of_a_written_input_stays_eagers_view(backend):
+    # Eager's view ops are replayed on the input through the in-place op that
+    # wrote it (not rebuilt by as_strided): the view refuses writes with grad.
+    def fn(z):
+        z *= z
+        return z.unbind(0)[0]
+
+    z, w = torch.randn(3, 2, dtype=torch.complex64), torch.ones((), dtype=torch.complex64, requires_grad=True)
+    expected_z, actual_z = z.clone(), z.clone()
+    expected, actual = fn(expected_z), compile_with_pass(fn, backend)(actual_z)
+    assert actual._base is actual_z
+    assert_close(actual, expected)
+    for out in (expected, actual):
+        with pytest.raises(RuntimeError, match="multiple views"):
+            out.mul_(w)
+
+
 def test_returned_new_tensor_with_a_returned_lazy_view_leaves_the_graph_unchanged():
     # Resolved, the lazy view would not share the new tensor's storage; as views
     # of the hidden pair, the new tensor would refuse in-place writes with grad.
