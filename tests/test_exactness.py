@@ -431,6 +431,19 @@ def test_double_backward_refuses_as_stock_does():
         torch.autograd.grad(grad.abs().sum() + z.abs().sum(), z)
 
 
+def test_gradient_of_log_at_zero_is_not_finite_as_in_eager():
+    # Eager's is grad / conj(0) = inf+nanj; a detached stand-in for log|0| made it 0.
+    def fn(z):
+        return z.log()
+
+    z = torch.tensor([0j, 1 + 1j], requires_grad=True)
+    (expected,) = torch.autograd.grad(fn(z), z, torch.ones(2, dtype=torch.complex64))
+    (actual,) = torch.autograd.grad(_compiled(fn)(z), z, torch.ones(2, dtype=torch.complex64))
+    assert not torch.isfinite(torch.view_as_real(expected[0])).all()
+    assert not torch.isfinite(torch.view_as_real(actual[0])).all()
+    assert_close(actual[1], expected[1])
+
+
 # ------------------------------------------------------------------ 5. casts, modes
 
 

@@ -121,7 +121,7 @@ def log(z, *, out):
     ratio = torch.where(regular, n, 0.0) / safe_m
     scaled = torch.log(safe_m) + 0.5 * torch.log1p(ratio * ratio)
     # 0 → -inf, any infinite part → +inf, NaN (with finite other part) → NaN.
-    special = torch.log(torch.hypot(a, b).detach())
+    special = torch.log(torch.hypot(a, b))
     re = torch.where(regular, scaled, special)
     return pack(re, phase(b, a), out)
 
