@@ -221,6 +221,11 @@ class Edges:
             return made[arg]
 
         def swap_as_in_eager(arg):
+            if self.rw.tracks_grad and isinstance(arg, Node) and arg in self.rw.held and self._detached_alias(arg, returned):
+                # AOTAutograd rebuilds it from the output that requires grad with
+                # the view ops of our pair's complex view: a crash, or a view that
+                # refuses the writes with grad eager's takes. Stock returns both.
+                raise GraphLeftUnchanged(output, "output", "a returned detach() of a complex tensor that requires grad and shares storage with another output")
             new = swap(arg)
             if new is not arg and self.rw.tracks_grad:
                 eager = fake_value(self.rw.real_results.get(arg, arg))
@@ -234,6 +239,17 @@ class Edges:
         if bridged:
             self.rw._rewire(output, args, kwargs)
             self.rw.report.add(output, "output", "exit_view")
+
+    def _detached_alias(self, value: Node, returned: list[Node]) -> bool:
+        """Eager's ``value`` is no view and needs no grad, but shares storage
+        with another returned tensor that requires grad (``v, v.detach()``)."""
+        eager = fake_value(value)
+        if not isinstance(eager, torch.Tensor) or eager._base is not None or eager.requires_grad:
+            return False
+        return any(
+            r is not value and isinstance(fake_value(r), torch.Tensor) and fake_value(r).requires_grad
+            and shares_storage(fake_value(r), eager)
+            for r in returned)
 
     def _written_kept_value(self, value: Node, returned: list[Node]) -> bool:
         """A new tensor requiring grad, kept complex, that a rule wrote in place

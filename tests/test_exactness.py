@@ -278,6 +278,21 @@ def test_returned_multi_output_view_of_a_written_input_stays_eagers_view(backend
             out.mul_(w)
 
 
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_returned_detach_of_a_tensor_that_requires_grad_leaves_the_graph_unchanged(backend):
+    # AOTAutograd rebuilt the detached output from the other one with the view
+    # ops of the pair's complex view (view_as_complex of a complex tensor: a crash).
+    def fn(z):
+        v = z - 2 * z
+        return v, v.detach()
+
+    z = torch.randn(2, 3, dtype=torch.complex128, requires_grad=True)
+    expected, actual = fn(z), compile_with_pass(fn, backend)(z)
+    assert_close(actual, expected)
+    assert actual[0].requires_grad and not actual[1].requires_grad
+    assert actual[0].untyped_storage().data_ptr() == actual[1].untyped_storage().data_ptr()
+
+
 def test_returned_new_tensor_with_a_returned_lazy_view_leaves_the_graph_unchanged():
     # Resolved, the lazy view would not share the new tensor's storage; as views
     # of the hidden pair, the new tensor would refuse in-place writes with grad.
