@@ -18,7 +18,6 @@
 from __future__ import annotations
 
 import contextlib
-import operator
 from typing import TYPE_CHECKING, Any
 
 import torch
