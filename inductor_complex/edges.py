@@ -26,7 +26,7 @@ from torch.fx.node import map_arg
 from torch.utils.checkpoint import CheckpointPolicy
 
 from . import strides
-from .graph_meta import record_fake_value
+from .graph_meta import fake_run, record_fake_value
 from .mutation import shares_storage, written_args
 from .targets import describe_target
 from .values import NO_BITS, Held, bits_of, fake_value, resolved_pair
@@ -227,7 +227,7 @@ class Edges:
                 raise GraphLeftUnchanged(output, "output", "a returned detach() of a complex tensor that requires grad and shares storage with another output")
             new = swap(arg)
             if new is not arg and self.rw.tracks_grad:
-                eager = fake_value(self.rw.real_results.get(arg, arg))
+                eager = self._eager_value(self.rw.real_results.get(arg, arg))
                 if (refuses_writes_with_grad(eager) and not eager.requires_grad
                         and not refuses_writes_with_grad(fake_value(new))
                         and not any(shares_storage(eager, fake_value(i)) for i in self.rw.inputs)):  # (a copy)
@@ -272,11 +272,28 @@ class Edges:
             return self.entries[value]
         return None
 
+    def _eager_value(self, value: Node) -> Any:
+        """Eager's tensor for ``value``, as far as views go. Dynamo's fake value,
+        except where that is a view of a base no node holds (an op's own
+        intermediate, from a Python decomposition): then the op run again as
+        eager dispatches it."""
+        eager = fake_value(value)
+        if not isinstance(eager, torch.Tensor) or eager._base is None or value.op not in ("call_function", "call_method"):
+            return eager
+        if written_args(value) or any(fake_value(n) is eager._base for n in self.graph.nodes):
+            return eager
+        grad = self.rw.tracks_grad and self.rw.grad_enabled_at(value)
+        try:
+            again = fake_run(value, self.rw.fake_mode, grad)
+        except Exception:  # noqa: BLE001 - keep Dynamo's view of it
+            return eager
+        return again if isinstance(again, torch.Tensor) else eager
+
     def _is_new_in_eager(self, value: Node) -> bool:
         """A returned value eager holds as a tensor of its own (no view, no lazy bit)."""
         held, eager = self._pair_of(value), fake_value(value)
         return (
-            held is not None and held.bits == NO_BITS and eager._base is None
+            held is not None and held.bits == NO_BITS and self._eager_value(value)._base is None
             and not any(shares_storage(eager, fake_value(i)) for i in self.rw.inputs)
         )
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import torch
 import torch.fx
+from torch._dispatch.python import no_python_dispatcher
 from torch.fx.node import map_arg
 
 from .values import fake_value
@@ -51,14 +52,21 @@ def record_fake_value(new: torch.fx.Node, origin: torch.fx.Node | None, fake_mod
         for name in _PROVENANCE:
             if name in origin.meta and name not in new.meta:
                 new.meta[name] = origin.meta[name]
-    args, kwargs = map_arg((new.args, new.kwargs), fake_value)
-    with fake_mode, torch.set_grad_enabled(grad_enabled), torch._C._DisableAutocast():
-        if new.op == "call_method":
-            value = getattr(args[0], new.target)(*args[1:], **kwargs)
-        else:
-            value = new.target(*args, **kwargs)
+    value = fake_run(new, fake_mode, grad_enabled)
     if value is not None:
         new.meta[key] = value
+
+
+def fake_run(node: torch.fx.Node, fake_mode, grad_enabled: bool):
+    """``node``'s op run on its inputs' fake values as eager dispatches it:
+    C++ kernels and composites, not the Python decompositions Dynamo's fake
+    values come from (its ``matmul`` views the result of its ``bmm``; eager's
+    returns a tensor of its own)."""
+    args, kwargs = map_arg((node.args, node.kwargs), fake_value)
+    with fake_mode, torch.set_grad_enabled(grad_enabled), torch._C._DisableAutocast(), no_python_dispatcher():
+        if node.op == "call_method":
+            return getattr(args[0], node.target)(*args[1:], **kwargs)
+        return node.target(*args, **kwargs)
 
 
 def propagate_fake_values(new_nodes, origin: torch.fx.Node, fake_mode, key: str, grad_enabled: bool = False) -> None:

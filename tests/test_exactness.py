@@ -260,6 +260,21 @@ def test_returned_view_made_under_no_grad_refuses_writes_with_grad_as_in_eager(b
             out.mul_(w)
 
 
+def test_matmul_under_no_grad_returned_takes_writes_with_grad_as_in_eager():
+    # Dynamo's fake matmul (a Python decomposition) is a view of its bmm result;
+    # eager's kernel returns a tensor of its own, which takes the write.
+    def fn(z):
+        with torch.no_grad():
+            return z @ z.mT
+
+    z = torch.randn(2, 3, 2, dtype=torch.complex128, requires_grad=True)
+    expected, actual = fn(z), _compiled(fn)(z)
+    assert_close(actual, expected)
+    w = torch.ones((), dtype=torch.complex128, requires_grad=True)
+    for out in (expected, actual):
+        out.mul_(w)
+
+
 @pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
 def test_returned_multi_output_view_of_a_written_input_stays_eagers_view(backend):
     # Eager's view ops are replayed on the input through the in-place op that
