@@ -260,6 +260,21 @@ def test_returned_view_made_under_no_grad_refuses_writes_with_grad_as_in_eager(b
             out.mul_(w)
 
 
+def test_mH_of_a_0d_tensor_is_its_conj_forward_and_backward():
+    # Eager's deprecated mT/mH of a 0-D tensor: the tensor itself / its conj.
+    # Kept as a complex op over the pair's view, its backward hit view_as_real
+    # of a conj tangent.
+    def fn(z):
+        return z.sum().exp().mH, z.sum().mT
+
+    z = torch.randn(3, 2, dtype=torch.complex64, requires_grad=True)
+    expected, actual = fn(z), _compiled(fn)(z)
+    assert_close([t.resolve_conj() for t in actual], [t.resolve_conj() for t in expected])
+    want = torch.autograd.grad(sum(t.abs() for t in expected), z)
+    got = torch.autograd.grad(sum(t.abs() for t in actual), z)
+    assert_close(got, want)
+
+
 def test_matmul_under_no_grad_returned_takes_writes_with_grad_as_in_eager():
     # Dynamo's fake matmul (a Python decomposition) is a view of its bmm result;
     # eager's kernel returns a tensor of its own, which takes the write.

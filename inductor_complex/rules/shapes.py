@@ -79,6 +79,8 @@ def reversed_dims(z: Pair, *, out):
 
 @rule("mT", lazy_bits=keep_bits)
 def matrix_transpose(z: Pair, *, out):
+    if z.ndim == 0:
+        return z  # eager's (deprecated) mT of a 0-D tensor is the tensor itself; mH its conj
     if z.ndim < 2:
         raise Unsupported("mT of a tensor with fewer than 2 dims")
     return z.with_data(z.data.transpose(-3, -2))
