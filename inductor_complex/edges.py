@@ -29,7 +29,7 @@ from . import strides
 from .graph_meta import fake_run, record_fake_value
 from .mutation import shares_storage, written_args
 from .targets import describe_target
-from .values import NO_BITS, Held, bits_of, fake_value, resolved_pair
+from .values import NO_BITS, Held, bits_of, fake_value, is_complex_tensor, resolved_pair
 
 if TYPE_CHECKING:
     from .rewrite import ComplexRewriter
@@ -190,7 +190,14 @@ class Edges:
         returned = list(dict.fromkeys(output.all_input_nodes))
         made = self._outputs_of_their_own(output, returned)
         bridged = False
-        inputs_by_value = {id(fake_value(node)): node for node in self.rw.inputs}
+        # The complex tensors the graph still holds as such (inputs, kept ops), by
+        # eager's value: each one's maker (an in-place op returns the same value).
+        kept_by_value: dict[int, Node] = {}
+        for node in self.graph.nodes:
+            if node is output:
+                break
+            if node not in self.rw.held and is_complex_tensor(fake_value(node)):
+                kept_by_value.setdefault(id(fake_value(node)), node)
 
         def swap(arg):
             nonlocal bridged
@@ -209,10 +216,11 @@ class Edges:
                 return made[arg]
             if not isinstance(arg, Node) or arg not in self.rw.held:
                 return arg
-            if id(fake_value(arg)) in inputs_by_value:
-                # Eager returned the input itself (a no-op cast, positive, resolve_conj).
+            if id(fake_value(arg)) in kept_by_value:
+                # Eager returned that tensor itself (a no-op cast, positive,
+                # resolve_conj of an input or of a kept op's result).
                 bridged = True
-                return inputs_by_value[id(fake_value(arg))]
+                return kept_by_value[id(fake_value(arg))]
             if isinstance(self.rw.held[arg], list):
                 raise GraphLeftUnchanged(output, "output", "a sequence of complex tensors used whole")
             bridged = True

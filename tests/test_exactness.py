@@ -389,6 +389,28 @@ def test_kept_value_written_by_a_rule_takes_an_in_place_write_with_grad():
     assert_close(torch.autograd.grad(actual.abs().sum(), actual_x), torch.autograd.grad(expected.abs().sum(), expected_x))
 
 
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_no_op_of_a_kept_value_returned_is_that_value(backend):
+    # Found by the fuzzer: exp is kept (its input is written later), and
+    # resolve_neg without the bit hands back the same tensor. Returned through
+    # the pair it became a view that AOTAutograd rebuilt under no_grad, which
+    # refused the in-place write with grad eager's tensor takes.
+    def fn(z, t):
+        v = z.exp()
+        same = v.resolve_neg()
+        u = torch.complex(t, t)
+        z.mul_(z)
+        return v, same, u
+
+    z, t = torch.randn(3, 2, dtype=torch.complex64), torch.randn(3, 2, requires_grad=True)
+    expected, actual = fn(z.clone(), t), compile_with_pass(fn, backend)(z.clone(), t)
+    assert_close(actual, expected)
+    assert expected[1] is expected[0] and actual[1] is actual[0]
+    w = torch.ones((), dtype=torch.complex64, requires_grad=True)
+    for out in (expected, actual):
+        out[1].mul_(w)
+
+
 def test_outputs_sharing_storage_share_it_as_in_eager():
     def fn(z):
         y = z * 2
