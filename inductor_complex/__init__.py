@@ -1,13 +1,13 @@
 """inductor_complex: complex tensors compiled by Inductor as real arithmetic.
 
     import torch, inductor_complex
-    torch._inductor.config.pre_grad_custom_pass = inductor_complex.ComplexToRealPass()
+    inductor_complex.enable()        # before and after autograd
     torch.compile(model)(x)          # or: with inductor_complex.enabled(): ...
 """
 
-from .complex_to_real_pass import ComplexToRealPass
+from .complex_to_real_pass import ComplexToRealPass, PostGradComplexToRealPass
 from .explain import explain
 from .install import disable, enable, enabled
 from .rotary_api import apply_rotary_emb
 
-__all__ = ["ComplexToRealPass", "enable", "disable", "enabled", "explain", "apply_rotary_emb"]
+__all__ = ["ComplexToRealPass", "PostGradComplexToRealPass", "enable", "disable", "enabled", "explain", "apply_rotary_emb"]

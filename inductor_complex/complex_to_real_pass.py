@@ -18,6 +18,7 @@ import torch.fx
 from torch._dynamo.utils import counters
 from torch._inductor.custom_graph_pass import CustomGraphPass, get_hash_for_files
 
+from .aten_lowering import lower_to_aten
 from .report import COUNTER, Report
 from .rewrite import ComplexRewriter, GraphLeftUnchanged, graph_has_complex
 from .rotary.pattern import fuse_rotary_sites
@@ -43,6 +44,8 @@ class ComplexToRealPass(CustomGraphPass):
             CPU under ``TRITON_INTERPRET=1``), ``False`` turns it off.
     """
 
+    lowers_to_aten = False  # see PostGradComplexToRealPass
+
     def __init__(self, *, fused_rotary: bool | None = None):
         if fused_rotary is not None and not isinstance(fused_rotary, bool):  # 0 == False: not an option
             raise TypeError(f"fused_rotary must be None, True or False, got {fused_rotary!r}")
@@ -52,6 +55,9 @@ class ComplexToRealPass(CustomGraphPass):
         # (torch.cond branches, checkpointed regions) before their parent, so
         # `last_report` alone would hide what happened inside them.
         self.reports: collections.deque[Report] = collections.deque(maxlen=REPORTS_KEPT)
+        # The same rewrite after autograd (``enable()`` installs both); its
+        # reports are those of the forward and backward aten graphs.
+        self.post_grad = None if self.lowers_to_aten else PostGradComplexToRealPass()
 
     def __deepcopy__(self, memo):
         # Inductor deep-copies configs (AOTInductor's inductor_configs); the pass
@@ -61,6 +67,14 @@ class ComplexToRealPass(CustomGraphPass):
     def options(self) -> dict:
         return {"fused_rotary": self.fused_rotary}
 
+    def inductor_options(self) -> dict:
+        """``torch.compile(model, options=p.inductor_options())``: this pass
+        before autograd and its ``post_grad`` companion after it, for one compile."""
+        return {"pre_grad_custom_pass": self, "post_grad_custom_pre_pass": self.post_grad}
+
+    def _cache_key_parts(self) -> str:
+        return repr((type(self).__name__, sorted(self.options().items())))
+
     def __repr__(self) -> str:
         opts = ", ".join(f"{k}={v!r}" for k, v in self.options().items())
         return f"ComplexToRealPass({opts})"
@@ -68,7 +82,10 @@ class ComplexToRealPass(CustomGraphPass):
     def uuid(self) -> bytes:
         # Inductor keys its caches on this: any change to the package's source
         # or to the options must give a new id.
-        return get_hash_for_files(_source_files(), repr(sorted(self.options().items())))
+        return get_hash_for_files(_source_files(), self._cache_key_parts())
+
+    def _rewriter_options(self, graph: torch.fx.Graph) -> dict:
+        return {}
 
     def __call__(self, graph: torch.fx.Graph) -> None:
         report = Report()
@@ -80,8 +97,10 @@ class ComplexToRealPass(CustomGraphPass):
                 return
             fuse_rotary_sites(graph, report, self.fused_rotary)
             walk_starts = len(report.decisions)  # the fused sites stay fused if the walk is undone
-            rewriter = ComplexRewriter(graph, report)
+            rewriter = ComplexRewriter(graph, report, **self._rewriter_options(graph))
             rewriter.run()
+            if self.lowers_to_aten:
+                lower_to_aten(graph, rewriter.fake_mode)
         except GraphLeftUnchanged as why:
             rewriter.undo()
             report.withdraw_since(walk_starts)
@@ -100,3 +119,30 @@ class ComplexToRealPass(CustomGraphPass):
                     log.error("inductor_complex: could not undo a failed rewrite", exc_info=True)
         finally:
             report.commit()
+
+
+class PostGradComplexToRealPass(ComplexToRealPass):
+    """The same rewrite for AOTAutograd's functional aten graphs, forward and
+    backward; install as ``post_grad_custom_pre_pass``.
+
+    A pre-grad pass never sees a backward graph: what stays complex before
+    autograd (FFTs, which have no real-pair form) gives complex gradient math
+    (``slice_scatter``, ``mul``, ``full``, ``copy`` of complex tensors) that only
+    appears after it. Inductor lowers these graphs as they are, so the rules'
+    torch-level calls are traced into aten ops (:mod:`.aten_lowering`).
+    """
+
+    lowers_to_aten = True
+
+    def __init__(self):
+        super().__init__(fused_rotary=False)  # rotary sites are fused before autograd
+
+    def __repr__(self) -> str:
+        return "PostGradComplexToRealPass()"
+
+    def _rewriter_options(self, graph: torch.fx.Graph) -> dict:
+        # A backward graph's outputs are gradients, which autograd takes as they
+        # come (views of a real buffer included); AOTAutograd names its inputs
+        # tangents_1, tangents_2, ... Any other graph returns the caller's tensors.
+        backward = any(n.op == "placeholder" and n.name.startswith("tangents") for n in graph.nodes)
+        return {"keep_writes": True, "fresh_outputs": not backward}

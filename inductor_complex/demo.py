@@ -240,7 +240,7 @@ def compile_and_check(name, model, tokens, grad_out, complex_pass=None):
     is needed in between, and both compiled models stay usable for timing.
     """
     counters[COUNTER].clear()
-    options = {"pre_grad_custom_pass": complex_pass} if complex_pass is not None else None
+    options = complex_pass.inductor_options() if complex_pass is not None else None
     compiled = torch.compile(model, options=options)
     variant = Variant(name)
     # The first step compiles forward and backward: count what Inductor refuses then.

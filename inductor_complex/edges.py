@@ -453,6 +453,8 @@ class Edges:
 
     def _output_view(self, value: Node, output: Node) -> Node:
         if self._is_new_in_eager(value):
+            if self.rw.fresh_outputs:
+                return self._storage_of_its_own(value, output)
             return self._complex_of(self._eager_layout_pair(value, output), False, False, before=output, modes_of=output)
         input_view = self._view_of_input(fake_value(value), value)
         if input_view is not None:

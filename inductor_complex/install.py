@@ -1,7 +1,10 @@
 """Turn the pass on and off globally, keeping any pass the user already set.
 
-``torch._inductor.config.pre_grad_custom_pass`` holds one pass or a list of
-them; ``enable`` appends ours to what is there, ``disable`` takes only ours out.
+Two of Inductor's hooks take it: ``pre_grad_custom_pass`` (Dynamo's graph,
+where the rewrite does most of its work) and ``post_grad_custom_pre_pass``
+(AOTAutograd's forward and backward graphs, where the gradient math around
+ops kept complex appears). Each holds one pass or a list of them; ``enable``
+appends ours to what is there, ``disable`` takes only ours out.
 """
 
 from __future__ import annotations
@@ -12,37 +15,47 @@ import torch._inductor.config as inductor_config
 
 from .complex_to_real_pass import ComplexToRealPass
 
+PRE_GRAD, POST_GRAD = "pre_grad_custom_pass", "post_grad_custom_pre_pass"
 
-def _installed() -> list:
-    current = inductor_config.pre_grad_custom_pass
+
+def _installed(slot: str) -> list:
+    current = getattr(inductor_config, slot)
     if current is None:
         return []
     return list(current) if isinstance(current, (list, tuple)) else [current]
 
 
-def _set(passes: list) -> None:
-    inductor_config.pre_grad_custom_pass = None if not passes else passes[0] if len(passes) == 1 else passes
+def _set(slot: str, passes: list) -> None:
+    setattr(inductor_config, slot, None if not passes else passes[0] if len(passes) == 1 else passes)
+
+
+def _install(slot: str, ours) -> None:
+    others = [p for p in _installed(slot) if not isinstance(p, ComplexToRealPass)]
+    _set(slot, [*others, ours] if ours is not None else others)
 
 
 def enable(**options) -> ComplexToRealPass:
-    """Install a ``ComplexToRealPass(**options)`` for every later compile."""
+    """Install a ``ComplexToRealPass(**options)`` before autograd, and its
+    ``post_grad`` companion after it, for every later compile."""
     complex_pass = ComplexToRealPass(**options)
-    others = [p for p in _installed() if not isinstance(p, ComplexToRealPass)]
-    _set([*others, complex_pass])
+    _install(PRE_GRAD, complex_pass)
+    _install(POST_GRAD, complex_pass.post_grad)
     return complex_pass
 
 
 def disable() -> None:
     """Remove any installed ``ComplexToRealPass``; other passes stay."""
-    _set([p for p in _installed() if not isinstance(p, ComplexToRealPass)])
+    _install(PRE_GRAD, None)
+    _install(POST_GRAD, None)
 
 
 @contextlib.contextmanager
 def enabled(**options):
     """``with inductor_complex.enabled(): torch.compile(model)(x)``."""
-    before = inductor_config.pre_grad_custom_pass
+    before = {slot: getattr(inductor_config, slot) for slot in (PRE_GRAD, POST_GRAD)}
     complex_pass = enable(**options)
     try:
         yield complex_pass
     finally:
-        inductor_config.pre_grad_custom_pass = before
+        for slot, value in before.items():
+            setattr(inductor_config, slot, value)

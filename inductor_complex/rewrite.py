@@ -55,8 +55,17 @@ def _leaves(value) -> list:
 class ComplexRewriter:
     """Rewrites one graph in place. Use :meth:`run`; see the module docstring."""
 
-    def __init__(self, graph: torch.fx.Graph, report: Report | None = None):
+    def __init__(self, graph: torch.fx.Graph, report: Report | None = None, *,
+                 keep_writes: bool = False, fresh_outputs: bool = False):
         self.graph = graph
+        # In a functional graph Inductor lowers as it is, the only writes are
+        # the epilogue's copy_ into mutated inputs, which its scheduler takes
+        # only into the input itself, not into a view of it.
+        self.keep_writes = keep_writes
+        # A new complex tensor the graph returns gets a storage of its own, not
+        # a view of a real buffer (one made where the compiled graph runs under
+        # no_grad refuses the caller's in-place writes with grad).
+        self.fresh_outputs = fresh_outputs
         self.report = report or Report()
         self.meta_key = meta_key(graph)
         self.fake_mode = graph_fake_mode(graph)
@@ -179,6 +188,9 @@ class ComplexRewriter:
                 self.report.add(node, op, "rewritten")
                 return
         rule = RULES.get(call.name) if call else None
+        if self.keep_writes and written_args(node):
+            self._keep(node, op, "an in-place write in a functional aten graph (Inductor's copy_ into a mutated input)")
+            return
         if rule is None:
             self._keep(node, op, f"no rule for {call.name if call else op}")
             return

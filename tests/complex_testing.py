@@ -140,6 +140,38 @@ def compile_and_compare(
     return complex_pass.last_report, fallbacks
 
 
+def _train(model, data, run, optimizer_cls, steps):
+    optimizer = optimizer_cls(model.parameters(), lr=0.05)
+    losses = []
+    for _ in range(steps):
+        optimizer.zero_grad()
+        loss = run(data)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.detach())
+    return losses, [p.detach().clone() for p in model.parameters()]
+
+
+def compare_training(make_model, data, optimizer_cls=torch.optim.SGD, steps=3, dynamic=None, complex_pass=None, **tol):
+    """Train ``make_model()`` a few steps eagerly and compiled with the pass
+    (before and after autograd), from the same initial parameters; compare the
+    losses and the parameters after each run. Returns ``(report, fallbacks)``
+    as :func:`compile_and_compare` does."""
+    torch.manual_seed(0)
+    eager_model = make_model()
+    torch.manual_seed(0)
+    compiled_model = make_model()
+    eager_losses, eager_params = _train(eager_model, data, eager_model, optimizer_cls, steps)
+    torch._dynamo.reset()
+    complex_pass = complex_pass or ComplexToRealPass(fused_rotary=False)
+    compiled = torch.compile(compiled_model, fullgraph=True, dynamic=dynamic, options=complex_pass.inductor_options())
+    with count_complex_fallbacks() as fallbacks:
+        losses, params = _train(compiled_model, data, compiled, optimizer_cls, steps)
+    assert_close(losses, eager_losses, **tol)
+    assert_close(params, eager_params, **tol)
+    return complex_pass.last_report, fallbacks
+
+
 @contextlib.contextmanager
 def captured_logs(caplog, level="INFO"):
     import logging

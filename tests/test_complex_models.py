@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import torch
-from complex_testing import assert_close
+from complex_testing import compare_training
 from torch import nn
 
-from inductor_complex import ComplexToRealPass
-from inductor_complex.fallbacks import count_complex_fallbacks
 
 
 class ComplexMLP(nn.Module):
@@ -51,32 +49,8 @@ class S4DKernel(nn.Module):
         return (kernel * u).sum()
 
 
-def _train(model, data, compiled, steps=3):
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
-    losses = []
-    for _ in range(steps):
-        optimizer.zero_grad()
-        loss = compiled(data)
-        loss.backward()
-        optimizer.step()
-        losses.append(loss.detach())
-    return losses, [p.detach().clone() for p in model.parameters()]
-
-
 def _compare_training(make_model, data, steps=3, **tol):
-    torch.manual_seed(0)
-    eager_model = make_model()
-    torch.manual_seed(0)
-    compiled_model = make_model()
-    eager_losses, eager_params = _train(eager_model, data, eager_model, steps)
-    torch._dynamo.reset()
-    complex_pass = ComplexToRealPass(fused_rotary=False)
-    compiled = torch.compile(compiled_model, fullgraph=True, options={"pre_grad_custom_pass": complex_pass})
-    with count_complex_fallbacks() as fallbacks:
-        losses, params = _train(compiled_model, data, compiled, steps)
-    assert_close(losses, eager_losses, **tol)
-    assert_close(params, eager_params, **tol)
-    return complex_pass.last_report, fallbacks
+    return compare_training(make_model, data, steps=steps, **tol)
 
 
 def test_complex_mlp_trains_like_eager():

@@ -716,3 +716,19 @@ def test_gradients_match_eager_including_the_axes(name):
         grads.append([a.grad for a in args if a.grad is not None])
     for actual, expected in zip(grads[1], grads[0]):
         torch.testing.assert_close(actual, expected, rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_symbolic_size_operands_are_eagers_python_numbers(dtype):
+    # With dynamic shapes `z / n` takes a SymInt, a Python int in eager: the
+    # rewrite computes with it as eager's wrapped number n + 0j (inf·0 terms included).
+    def fn(z):
+        n = z.shape[0]
+        return z / n, z * n, n - z, z / (n * 0.5)
+
+    z = edge_grid(dtype)
+    gm = dynamo_graph(fn, z, dynamic=True)
+    report = run_pass(gm)
+    assert report.count("rewritten") == 4 and not report.count("kept"), report.format()
+    for got, want in zip(gm(*gm.example_inputs), fn(z)):
+        _compare(got, want, dtype)

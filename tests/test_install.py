@@ -21,9 +21,9 @@ class UserPass(CustomGraphPass):
 
 @pytest.fixture(autouse=True)
 def clean_config():
-    before = inductor_config.pre_grad_custom_pass
+    before = inductor_config.pre_grad_custom_pass, inductor_config.post_grad_custom_pre_pass
     yield
-    inductor_config.pre_grad_custom_pass = before
+    inductor_config.pre_grad_custom_pass, inductor_config.post_grad_custom_pre_pass = before
 
 
 def test_enable_keeps_the_users_pass_and_disable_removes_only_ours():

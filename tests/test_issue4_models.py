@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import pytest
 import torch
-from complex_testing import assert_close, compile_and_compare
+from complex_testing import assert_close, compare_training, compile_and_compare
 from torch import nn
 
 from inductor_complex import ComplexToRealPass
-from inductor_complex.fallbacks import count_complex_fallbacks
 
 TOL = dict(atol=1e-4, rtol=1e-4)
 
@@ -86,32 +85,8 @@ class ComplexParam(nn.Module):
         return (y.abs() ** 2).mean() + y.real.sum() * 0.1 - y.imag.mean() * 0.2
 
 
-def _train(model, data, run, optimizer_cls, steps):
-    optimizer = optimizer_cls(model.parameters(), lr=0.05)
-    losses = []
-    for _ in range(steps):
-        optimizer.zero_grad()
-        loss = run(data)
-        loss.backward()
-        optimizer.step()
-        losses.append(loss.detach())
-    return losses, [p.detach().clone() for p in model.parameters()]
-
-
 def _compare_training(make_model, data, optimizer_cls=torch.optim.SGD, steps=3, **tol):
-    torch.manual_seed(0)
-    eager_model = make_model()
-    torch.manual_seed(0)
-    compiled_model = make_model()
-    eager_losses, eager_params = _train(eager_model, data, eager_model, optimizer_cls, steps)
-    torch._dynamo.reset()
-    complex_pass = ComplexToRealPass(fused_rotary=False)
-    compiled = torch.compile(compiled_model, fullgraph=True, options={"pre_grad_custom_pass": complex_pass})
-    with count_complex_fallbacks() as fallbacks:
-        losses, params = _train(compiled_model, data, compiled, optimizer_cls, steps)
-    assert_close(losses, eager_losses, **{**TOL, **tol})
-    assert_close(params, eager_params, **{**TOL, **tol})
-    return complex_pass.last_report, fallbacks
+    return compare_training(make_model, data, optimizer_cls, steps, **{**TOL, **tol})
 
 
 def test_fno_spectral_conv_trains_like_eager():
@@ -199,16 +174,13 @@ def test_complex_inside_checkpoint():
     assert parent.count("rewritten") == 1, parent.format()  # the .abs() after the region
 
 
-# Complex ops Inductor leaves to eager, as observed (torch 2.13 CPU): the FFTs
-# themselves and, in the backward, the ops of their autograd formulas on the
-# complex gradient (fft_r2c_backward/fft_c2r_backward: slicing the onesided
-# half, slice_scatter into a zero spectrum, scaling by 2 with mul.Scalar),
-# which AOTAutograd creates after the pre-grad pass ran.
-# Besides the FFTs, their backward's complex mul and slice_scatter; its complex
-# slice (and stft's permute) are views, which cost nothing and are not listed.
-FNO_FALLBACKS = sorted(["aten._fft_r2c.default", "aten._fft_c2r.default", "aten.mul.Scalar", "aten.slice_scatter.default"])
-# stft/istft decompose into framing (a clone) around the FFTs, on complex values.
-STFT_FALLBACKS = sorted(FNO_FALLBACKS + ["aten.clone.default"])
+# Complex ops Inductor leaves to eager (torch 2.13 CPU): the FFTs themselves,
+# forward and backward. Their autograd formulas put complex math around them in
+# the backward graph (fft_r2c_backward: slicing the onesided half, slice_scatter
+# into a zero spectrum, scaling by 2), which AOTAutograd creates after the
+# pre-grad pass ran; the post-grad pass rewrites it.
+FNO_FALLBACKS = sorted(["aten._fft_r2c.default", "aten._fft_c2r.default"])
+STFT_FALLBACKS = FNO_FALLBACKS
 COND_FALLBACKS: list[str] = []
 
 

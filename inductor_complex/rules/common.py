@@ -98,7 +98,25 @@ def parts(value: Any, dtype: torch.dtype):
         return round_to(value.real, part), round_to(value.imag, part)
     if is_tensor_proxy(value):
         return cast(value, fake(value).dtype, part), 0.0
+    if is_symbolic_number(value):
+        # A symbolic size (``z / n`` with dynamic shapes) is a Python number in
+        # eager: eager's kernel wraps it as ``n + 0j`` of the op's dtype, which
+        # the tensor path computes in that dtype, term for term.
+        return emit(torch.scalar_tensor, value, dtype=part, device=_rewritten_device()), 0.0
     raise Unsupported(f"operand {value!r} is neither complex, real tensor nor number")
+
+
+def is_symbolic_number(value: Any) -> bool:
+    return isinstance(value, torch.fx.Proxy) and isinstance(fake(value), (torch.SymInt, torch.SymFloat))
+
+
+def _rewritten_device() -> torch.device:
+    """The device of the op the current rule rewrites."""
+    origin = getattr(_current_tracer.get(), "origin", None)
+    value = fake_value(origin) if origin is not None else None
+    if not isinstance(value, torch.Tensor):
+        raise Unsupported("a symbolic number where the op's device is unknown")
+    return value.device
 
 
 def broadcast_parts(value: Any, dtype: torch.dtype):

@@ -59,6 +59,15 @@ def copy_(z: Pair, src, non_blocking=False, *, out):
     return z
 
 
+@rule("copy")
+def copy(z: Pair, src, non_blocking=False, *, out):
+    # The functional copy_ (AOTAutograd's graphs): a new tensor like ``z``
+    # holding ``src`` cast and broadcast, which is copy of the pair tensors.
+    if not isinstance(z, Pair):
+        raise Unsupported("copying complex into a real tensor")
+    return z.with_data(torch.ops.aten.copy.default(z.data, pair_data(src, z.dtype), non_blocking))
+
+
 @rule("fill_")
 def fill_(z: Pair, value, *, out):
     if not (isinstance(z, Pair) and is_scalar(value)):

@@ -192,3 +192,41 @@ def index_add_(z, dim, index, source, *, alpha=1, out):
     z.data.index_add_(pair_dim(dim, z.ndim), index, data)
     return z
 
+
+
+# ---------------------------------------------------------- view scatters
+# The functional inverses of views (autograd's backward of slice/select/
+# diagonal, functionalization's writes through views): ``src`` is written
+# where the view would be, whole elements, so it is the same scatter of the
+# pair tensors with the pair dim kept out of its way.
+
+
+def _scatter_src(z: Pair, src) -> Pair:
+    if not isinstance(src, Pair) or src.dtype != z.dtype:
+        raise Unsupported("src is not a complex tensor of self's dtype")  # (eager refuses other dtypes)
+    return src
+
+
+@rule("slice_scatter")
+def slice_scatter(z, src, dim=0, start=None, end=None, step=1, *, out):
+    z = _self(z, out)
+    src = _scatter_src(z, src)
+    return z.with_data(torch.ops.aten.slice_scatter.default(z.data, src.data, pair_dim(dim, z.ndim), start, end, step))
+
+
+@rule("select_scatter")
+def select_scatter(z, src, dim, index, *, out):
+    z = _self(z, out)
+    src = _scatter_src(z, src)
+    return z.with_data(torch.select_scatter(z.data, src.data, pair_dim(dim, z.ndim), index))
+
+
+@rule("diagonal_scatter")
+def diagonal_scatter(z, src, offset=0, dim1=0, dim2=1, *, out):
+    z = _self(z, out)
+    if z.ndim < 2:
+        raise Unsupported("diagonal_scatter into a tensor of rank < 2")
+    src = _scatter_src(z, src)
+    # The pair's diagonal dim comes after its pair dim (see the diagonal rule).
+    data = torch.diagonal_scatter(z.data, src.data.movedim(-1, -2), offset, pair_dim(dim1, z.ndim), pair_dim(dim2, z.ndim))
+    return z.with_data(data)
