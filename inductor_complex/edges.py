@@ -96,6 +96,12 @@ class Edges:
         if value in self.entries:
             return self.entries[value]
         before = self._first_non_input() if value.op in ("placeholder", "get_attr") else value.next
+        if value.op == "get_attr" and self.rw.position.get(value, 0) > self.rw.position.get(before, 0):
+            # Dynamo's graphs of optimizer steps read some state mid-graph, maybe
+            # under no_grad; the view goes where the graph starts (see above),
+            # and so does the read, which has no effect of its own.
+            self.rw.moved.append((value, value.next))
+            before.prepend(value)
         conj, neg = bits_of(fake_value(value))
         view = self._real_view(value, conj, neg, before=before, modes_of=before)
         if self.rw.recompute_entries and getattr(fake_value(value), "requires_grad", False):
@@ -453,8 +459,6 @@ class Edges:
 
     def _output_view(self, value: Node, output: Node) -> Node:
         if self._is_new_in_eager(value):
-            if self.rw.fresh_outputs:
-                return self._storage_of_its_own(value, output)
             return self._complex_of(self._eager_layout_pair(value, output), False, False, before=output, modes_of=output)
         input_view = self._view_of_input(fake_value(value), value)
         if input_view is not None:

@@ -56,16 +56,17 @@ class ComplexRewriter:
     """Rewrites one graph in place. Use :meth:`run`; see the module docstring."""
 
     def __init__(self, graph: torch.fx.Graph, report: Report | None = None, *,
-                 keep_writes: bool = False, fresh_outputs: bool = False):
+                 keep_writes: bool = False, keep_returned: bool = False):
         self.graph = graph
         # In a functional graph Inductor lowers as it is, the only writes are
         # the epilogue's copy_ into mutated inputs, which its scheduler takes
         # only into the input itself, not into a view of it.
         self.keep_writes = keep_writes
-        # A new complex tensor the graph returns gets a storage of its own, not
-        # a view of a real buffer (one made where the compiled graph runs under
-        # no_grad refuses the caller's in-place writes with grad).
-        self.fresh_outputs = fresh_outputs
+        # AOTAutograd decided how each output of a forward graph aliases what
+        # (and so how the caller's tensor is rebuilt, its strides and its
+        # writability) before the post-grad hook runs: what the graph returns,
+        # and the views it is taken through, stay as they are.
+        self.keep_returned = keep_returned
         self.report = report or Report()
         self.meta_key = meta_key(graph)
         self.fake_mode = graph_fake_mode(graph)
@@ -83,6 +84,7 @@ class ComplexRewriter:
         self.attempt: list[Node] = []  # nodes the rule being tried has made (erased if it fails)
         self.rewired: list[tuple[Node, tuple, dict]] = []  # (node, old args, old kwargs), for undo
         self.relaid: list[tuple[Node, Any]] = []  # (node, Dynamo's fake value), for undo
+        self.moved: list[tuple[Node, Node]] = []  # (node moved earlier, the node it preceded), for undo
 
     # ------------------------------------------------------------------ walk
     def run(self) -> Report:
@@ -105,9 +107,13 @@ class ComplexRewriter:
             node.args, node.kwargs = args, kwargs
         for node, value in self.relaid:
             node.meta[self.meta_key] = value
-        for node in reversed(list(self.graph.nodes)):
-            if node in self.created:
-                self.graph.erase_node(node)
+        for node, successor in reversed(self.moved):
+            successor.prepend(node)
+        created = [node for node in self.graph.nodes if node in self.created]
+        for node in created:  # (a node made at the graph's end may feed one made earlier)
+            node.args, node.kwargs = (), {}
+        for node in created:
+            self.graph.erase_node(node)
 
     def _study_graph(self) -> None:
         """Facts about the graph as it came, read once (the rules add writes of their own)."""
@@ -117,6 +123,7 @@ class ComplexRewriter:
                 # `y.t_()` the graph says y is already transposed, and a pair
                 # held for y would not follow the op. Stock handles it.
                 raise GraphLeftUnchanged(node, describe_target(node), "an in-place op changes a tensor's shape or strides")
+        self.returned_through_views = _returned_through_views(self.graph) if self.keep_returned else set()
         self._take_eager_layouts()
         values = [fake_value(node) for node in self.graph.nodes if node.op in ("placeholder", "get_attr")]
         self.symbolic = any(
@@ -190,6 +197,9 @@ class ComplexRewriter:
         rule = RULES.get(call.name) if call else None
         if self.keep_writes and written_args(node):
             self._keep(node, op, "an in-place write in a functional aten graph (Inductor's copy_ into a mutated input)")
+            return
+        if node in self.returned_through_views:
+            self._keep(node, op, "returned by a forward graph (its aliasing was fixed before this hook)")
             return
         if rule is None:
             self._keep(node, op, f"no rule for {call.name if call else op}")
@@ -466,6 +476,20 @@ def _held(result) -> Held:
     if isinstance(result, _HeldPair):
         return Held(result.pair.data.node, result.conj, result.neg)
     return Held(result.data.node)
+
+
+def _returned_through_views(graph: torch.fx.Graph) -> set[Node]:
+    """The nodes whose values a graph output is, or views (aten view ops)."""
+    found: set[Node] = set()
+    todo = [n for out in graph.find_nodes(op="output") for n in out.all_input_nodes]
+    while todo:
+        node = todo.pop()
+        if node in found or not isinstance(fake_value(node), torch.Tensor):
+            continue  # (a returned size aliases nothing)
+        found.add(node)
+        if node.op == "call_function" and getattr(node.target, "is_view", False) and node.args and isinstance(node.args[0], Node):
+            todo.append(node.args[0])
+    return found
 
 
 def _is_mode_node(node: Node) -> bool:

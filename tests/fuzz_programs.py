@@ -28,7 +28,9 @@ from typing import Callable
 
 import torch
 from hypothesis import strategies as st
+from torch._dynamo.backends.common import aot_autograd
 from torch._dynamo.backends.debugging import aot_eager
+from torch._functorch.aot_autograd import make_boxed_func
 
 from inductor_complex import ComplexToRealPass
 
@@ -255,19 +257,40 @@ class Mismatch(AssertionError):
     pass
 
 
+def _rewritten(graph_pass, gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
+    graph_pass(gm.graph)
+    gm.graph.lint()
+    gm.recompile()
+    return gm
+
+
+def _post_grad_then_eager(post_grad):
+    """An AOTAutograd compiler: the post-grad pass on the forward or backward graph, run eagerly."""
+    def compiler(gm, example_inputs):
+        return make_boxed_func(_rewritten(post_grad, gm).forward)
+    return compiler
+
+
 def compile_with_pass(fn, backend: str, dynamic: bool = False):
-    """``fn`` compiled with the pass: by Inductor, or through AOTAutograd with eager kernels."""
+    """``fn`` compiled with the pass (before and after autograd): by Inductor;
+    through AOTAutograd with eager kernels (``aot_eager``: the pre-grad pass
+    only); or ``aot_eager_post_grad``: through AOTAutograd with Inductor's
+    decompositions, the post-grad pass on each graph, eager kernels."""
     complex_pass = ComplexToRealPass(fused_rotary=False)
     if backend == "inductor":
-        return torch.compile(fn, dynamic=dynamic, options={"pre_grad_custom_pass": complex_pass})
+        return torch.compile(fn, dynamic=dynamic, options=complex_pass.inductor_options())
+    after = aot_eager
+    if backend == "aot_eager_post_grad":
+        from torch._inductor.decomposition import select_decomp_table
 
-    def pass_then_aot_eager(gm, example_inputs):
-        complex_pass(gm.graph)
-        gm.graph.lint()
-        gm.recompile()
-        return aot_eager(gm, example_inputs)
+        compiler = _post_grad_then_eager(complex_pass.post_grad)
+        after = aot_autograd(fw_compiler=compiler, bw_compiler=compiler, decompositions=select_decomp_table(),
+                             keep_inference_input_mutations=True)
 
-    return torch.compile(fn, backend=pass_then_aot_eager, dynamic=dynamic)
+    def pass_then_aot(gm, example_inputs):
+        return after(_rewritten(complex_pass, gm), example_inputs)
+
+    return torch.compile(fn, backend=pass_then_aot, dynamic=dynamic)
 
 
 def _compile_stock(fn, backend: str, dynamic: bool = False):

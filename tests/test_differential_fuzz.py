@@ -4,7 +4,8 @@ See ``fuzz_programs.py`` for what the programs hold and what is compared.
 
 Profiles:
 * default (CI): a bounded, reproducible run, mostly through AOTAutograd with
-  eager kernels (the pass's semantics, quick to compile), a few through Inductor.
+  eager kernels (the pass's semantics, quick to compile), some with the rewrite
+  after autograd too, a few through Inductor.
 * ``INDUCTOR_COMPLEX_FUZZ=long``: fresh random programs, many of them
   (``INDUCTOR_COMPLEX_FUZZ_EXAMPLES``, default 3000 and 300), for a run of
   half an hour or more before an issue about exactness is closed.
@@ -43,3 +44,12 @@ def test_random_programs_match_eager_through_aot_autograd(program):
 def test_random_programs_match_eager_through_inductor(program):
     note(str(program))
     check_program(program, "inductor")
+
+
+@_profile(ci_examples=40, long_examples=1000)
+@given(programs())
+def test_random_programs_match_eager_with_the_rewrite_after_autograd(program):
+    # The post-grad door on AOTAutograd's forward and backward graphs, with
+    # Inductor's decompositions and eager kernels (quick to compile).
+    note(str(program))
+    check_program(program, "aot_eager_post_grad")
