@@ -163,6 +163,14 @@ class Edges:
         # Made right before the user, in its grad mode, as eager's op sees the
         # tensor there: a view shared from a no_grad region would refuse an
         # in-place write with grad that eager allows on a tensor of its own.
+        if writes and self.rw.tracks_grad and not self.rw.grad_enabled_at(user) and pair.requires_grad:
+            # ... except a write under no_grad into a tensor that requires grad:
+            # a view made there and written makes autograd refuse the tensor's
+            # later uses, where eager's tensor was made with grad. So is the view.
+            self._set_grad_enabled(True, before=user)
+            view = self._complex_of(held.data, held.conj, held.neg, before=user, modes_of=value)
+            self._set_grad_enabled(False, before=user)
+            return view
         return self._complex_of(held.data, held.conj, held.neg, before=user, modes_of=user)
 
     def in_eager_layout(self, node: Node, eager: torch.Tensor, *, pair: bool, before: Node, all_dims: bool) -> Node:

@@ -479,16 +479,20 @@ def _held(result) -> Held:
 
 
 def _returned_through_views(graph: torch.fx.Graph) -> set[Node]:
-    """The nodes whose values a graph output is, or views (aten view ops)."""
+    """The nodes whose values a graph output is, views, or is computed from
+    through complex values only (a copy the pre-grad pass made on purpose,
+    ``_refusing_view``, is part of what the caller gets)."""
     found: set[Node] = set()
     todo = [n for out in graph.find_nodes(op="output") for n in out.all_input_nodes]
     while todo:
         node = todo.pop()
         if node in found or not isinstance(fake_value(node), torch.Tensor):
             continue  # (a returned size aliases nothing)
+        is_view = node.op == "call_function" and getattr(node.target, "is_view", False)
+        if not (is_view or holds_complex(fake_value(node))):
+            continue  # a real tensor of its own: what made it is free to change
         found.add(node)
-        if node.op == "call_function" and getattr(node.target, "is_view", False) and node.args and isinstance(node.args[0], Node):
-            todo.append(node.args[0])
+        todo.extend(node.all_input_nodes)
     return found
 
 

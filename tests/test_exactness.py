@@ -558,3 +558,22 @@ def test_an_undone_walk_leaves_only_its_reason_in_reports_and_counters():
     complex_pass(gm.graph)
     assert [d.action for d in complex_pass.last_report.decisions] == ["kept"]
     assert dict(counters["inductor_complex"]) == {"kept": 1}
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_kept_write_under_no_grad_into_a_value_that_requires_grad_compiles(backend, dynamic):
+    # Found by the fuzzer's long run: `out=` has no rule, so the op is kept and
+    # writes through a complex view of the pair. Made under the no_grad of the
+    # write, that view made AOTAutograd refuse the graph (a compile error);
+    # eager's tensor was made with grad, and so is the view now.
+    def fn(x):
+        v = x * x
+        with torch.no_grad():
+            torch.mul(x, 2, out=v)
+        return x, v
+
+    x = torch.randn(3, dtype=torch.complex64, requires_grad=True)
+    expected, actual = fn(x), compile_with_pass(fn, backend, dynamic)(x)
+    assert_close(actual, expected)
+    assert actual[1].requires_grad == expected[1].requires_grad
