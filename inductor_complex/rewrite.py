@@ -491,6 +491,8 @@ def _returned_through_views(graph: torch.fx.Graph) -> set[Node]:
         is_view = node.op == "call_function" and getattr(node.target, "is_view", False)
         if not (is_view or holds_complex(fake_value(node))):
             continue  # a real tensor of its own: what made it is free to change
+        if node.target is torch.ops.aten.view_as_real.default and node.args[0].op in ("placeholder", "get_attr"):
+            continue  # (a saved buffer, say) rewritten, it is the same view: the input's entry view
         found.add(node)
         todo.extend(node.all_input_nodes)
     return found

@@ -732,3 +732,37 @@ def test_symbolic_size_operands_are_eagers_python_numbers(dtype):
     assert report.count("rewritten") == 4 and not report.count("kept"), report.format()
     for got, want in zip(gm(*gm.example_inputs), fn(z)):
         _compare(got, want, dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_logical_ops_and_all_any_read_either_part_nonzero(dtype):
+    def fn(z, w, r):
+        grid = z.reshape(18, 18)
+        return (z.logical_not(), torch.logical_and(z, w), torch.logical_or(z, r), torch.logical_xor(z, w),
+                z.all(), z.any(), grid.all(dim=1), grid.any(1, keepdim=True), torch.all(grid, dim=(0, 1)))
+
+    z = edge_grid(dtype)
+    w, r = z.flip(0), torch.tensor([0.0, 1.0, -0.0] * 108)
+    for make in (dynamo_graph, aten_graph):
+        gm = make(fn, z, w, r)
+        report = run_pass(gm)
+        assert report.count("rewritten") >= 9 and not report.count("kept") and not report.count("bridged"), report.format()
+        for got, want in zip(gm(z, w, r), fn(z, w, r)):
+            assert torch.equal(got, want)
+
+
+def test_new_factories_fill_and_complex_scalar_tensor_make_eagers_tensors():
+    def fn(z):
+        filled = z.clone()
+        filled.fill_(2 - 1j)
+        return (z.new_zeros(2, 3), z.new_ones((3,)), z.new_full((2,), 1.5 - 2j), filled,
+                z * torch.scalar_tensor(1.5 - 2.5j, dtype=torch.complex64),
+                z.new_zeros(2, dtype=torch.float32), z.new_full((2,), 3, dtype=torch.int64))
+
+    z = torch.randn(3, dtype=torch.complex64)
+    for make in (dynamo_graph, aten_graph):
+        gm = make(fn, z)
+        report = run_pass(gm)
+        assert not report.count("kept") and not report.count("bridged"), report.format()
+        for got, want in zip(gm(z), fn(z)):
+            assert got.dtype == want.dtype and torch.equal(got, want)

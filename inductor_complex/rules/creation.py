@@ -111,3 +111,53 @@ def full(size, fill_value, *, out, **kwargs):
     if not is_scalar(fill_value):
         raise Unsupported("full with a tensor fill value")
     return _factory((size,), out, complex(fill_value), kwargs)
+
+
+# ``self.new_zeros(size)``: a factory with ``self``'s dtype and device unless
+# given; only the result (``out``) decides what is made.
+
+
+def _new(size, out, value, kwargs):
+    if isinstance(out, torch.Tensor) and not out.is_complex():
+        # A real tensor made from a complex one's dtype-less call: its own factory.
+        if isinstance(value, complex):
+            raise Unsupported("a complex fill value for a real result")
+        _check_kwargs(kwargs)
+        return emit(torch.full, [*_sizes(size)], value, dtype=out.dtype, device=out.device)
+    return _factory(size, out, complex(value), kwargs)
+
+
+@rule("new_zeros")
+def new_zeros(x, *size, out, **kwargs):
+    return _new(size, out, 0, kwargs)
+
+
+@rule("new_ones")
+def new_ones(x, *size, out, **kwargs):
+    return _new(size, out, 1, kwargs)
+
+
+@rule("new_full")
+def new_full(x, size, fill_value, *, out, **kwargs):
+    if not is_scalar(fill_value):
+        raise Unsupported("new_full with a tensor fill value")
+    return _new((size,), out, fill_value, kwargs)
+
+
+@rule("fill")
+def fill(x, value, *, out):
+    # The functional fill_ (AOTAutograd's graphs): a new tensor like x holding value.
+    if not is_scalar(value):
+        raise Unsupported("fill with a tensor value")
+    if not out.is_complex():
+        return _real_like(x, out, value, {})
+    return _like_parts(x, out, complex(value), {})
+
+
+@rule("scalar_tensor")
+def scalar_tensor(value, *, out, **kwargs):
+    # A complex Python number never reaches the graph as a complex tensor
+    # (AOTInductor's C++ wrapper has no complex scalar).
+    if not is_scalar(value):
+        raise Unsupported("scalar_tensor of a symbolic value")
+    return _factory(((),), out, complex(value), kwargs)

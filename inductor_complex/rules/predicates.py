@@ -114,3 +114,56 @@ def masked_fill(z, mask, value, *, out):
     v_re, v_im = promoted_parts(value, dtype)
     z_re, z_im = promoted_parts(z, dtype)
     return pack(torch.where(mask, v_re, z_re), torch.where(mask, v_im, z_im), out, z, mask)
+
+
+# ------------------------------------------------------- truth of a complex value
+# A complex value is true when either part is nonzero (NaN counts as nonzero,
+# as in eager's `z != 0`); the logical ops and all/any read it so.
+
+
+def _truth(value):
+    if isinstance(value, Pair):
+        return (value.re != 0) | (value.im != 0)
+    if is_tensor_proxy(value):
+        return value != 0
+    raise Unsupported(f"logical operand {value!r}")
+
+
+def _bool_result(result, out):
+    if not (isinstance(out, torch.Tensor) and out.dtype == torch.bool):
+        raise Unsupported("expected a bool result")
+    return result
+
+
+@rule("logical_not")
+def logical_not(z, *, out):
+    return _bool_result(~_truth(z), out)
+
+
+@rule("logical_and")
+def logical_and(a, b, *, out):
+    return _bool_result(_truth(a) & _truth(b), out)
+
+
+@rule("logical_or")
+def logical_or(a, b, *, out):
+    return _bool_result(_truth(a) | _truth(b), out)
+
+
+@rule("logical_xor")
+def logical_xor(a, b, *, out):
+    return _bool_result(_truth(a) ^ _truth(b), out)
+
+
+@rule("all")
+def all_(z, *args, out, **kwargs):
+    if not isinstance(z, Pair):
+        raise Unsupported("all of a real tensor")
+    return _bool_result(torch.all(_truth(z), *args, **kwargs), out)
+
+
+@rule("any")
+def any_(z, *args, out, **kwargs):
+    if not isinstance(z, Pair):
+        raise Unsupported("any of a real tensor")
+    return _bool_result(torch.any(_truth(z), *args, **kwargs), out)
