@@ -103,7 +103,15 @@ class Edges:
             self.rw.moved.append((value, value.next))
             before.prepend(value)
         conj, neg = bits_of(fake_value(value))
-        view = self._real_view(value, conj, neg, before=before, modes_of=before)
+        if self._written_later_with_grad(value, before):
+            # A view made under no_grad whose base is then written with grad
+            # cannot be read any more (autograd refuses it); eager reads the
+            # tensor itself. Made with grad, the view follows the write.
+            self._set_grad_enabled(True, before=before)
+            view = self._real_view(value, conj, neg, before=before, modes_of=value)
+            self._set_grad_enabled(False, before=before)
+        else:
+            view = self._real_view(value, conj, neg, before=before, modes_of=before)
         if self.rw.recompute_entries and getattr(fake_value(value), "requires_grad", False):
             # The partitioner would save this view for backward, detached: a
             # double backward then silently misses the input's terms, where
@@ -115,6 +123,17 @@ class Edges:
                 cursor = cursor.args[0]
         self.entries[value] = Held(view, conj, neg)
         return self.entries[value]
+
+    def _written_later_with_grad(self, value: Node, at: Node) -> bool:
+        """``value``, defined under no_grad at ``at`` in a training graph, is
+        written in place further on where grad is enabled."""
+        if not self.rw.tracks_grad or self.rw.grad_enabled_at(at) or value.op in ("placeholder", "get_attr"):
+            return False
+        here = self.rw.position.get(value, -1)
+        return any(
+            self.rw.position.get(node, -1) > here and self.rw.grad_enabled_at(node)
+            and any(isinstance(a, Node) and shares_storage(fake_value(a), fake_value(value)) for a in written_args(node))
+            for node in self.graph.nodes)
 
     def report_entries(self) -> None:
         # Entry views made for a rule that then refused have no users: not reported.

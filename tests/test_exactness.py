@@ -577,3 +577,25 @@ def test_kept_write_under_no_grad_into_a_value_that_requires_grad_compiles(backe
     expected, actual = fn(x), compile_with_pass(fn, backend, dynamic)(x)
     assert_close(actual, expected)
     assert actual[1].requires_grad == expected[1].requires_grad
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_value_made_under_no_grad_then_written_with_grad_compiles(dynamic):
+    # Found by the fuzzer's long run: exp is kept (its input is written later),
+    # so later rules read it through an entry view. Made under exp's no_grad,
+    # that view could not be read after `v.mul_(x)` wrote its base with grad:
+    # AOTAutograd refused the graph (a compile error).
+    def fn(n, x):
+        with torch.no_grad():
+            v = x.exp()
+        v.mul_(x)
+        with torch.no_grad():
+            x.mul_(n)
+        return n, v
+
+    n, x = torch.randint(-3, 4, (3,)), torch.randn(3, dtype=torch.complex64)
+    expected_x, actual_x = x.clone().requires_grad_(), x.clone().requires_grad_()
+    expected = fn(n, expected_x.clone())
+    actual = compile_with_pass(fn, "aot_eager", dynamic)(n, actual_x.clone())
+    assert_close(actual, expected)
+    assert_close(torch.autograd.grad(actual[1].abs().sum(), actual_x), torch.autograd.grad(expected[1].abs().sum(), expected_x))
