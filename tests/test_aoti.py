@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
 from rotary_models import llama_apply_rotary_emb, precompute_freqs_cis
 from torch import nn
@@ -44,3 +45,23 @@ def test_aoti_compile_and_package_rewrites_complex(tmp_path):
     runner = torch._inductor.aoti_load_package(package)
     for got, want in zip(runner(*args), expected):
         torch.testing.assert_close(got, want)
+
+
+class ComplexScalars(nn.Module):
+    def forward(self, x):
+        z = torch.view_as_complex(x)
+        return torch.view_as_real(z * torch.scalar_tensor(1.5 - 2.5j, dtype=torch.complex64) * 1j)
+
+
+def test_aoti_package_with_complex_python_scalars(tmp_path):
+    # AOTInductor's C++ wrapper has no complex scalar: stock fails to compile
+    # `aten.full(..., 1.5-2.5j)` (from scalar_tensor); the pass leaves none.
+    model, x = ComplexScalars(), torch.randn(4, 3, 2)
+    exported = torch.export.export(model, (x,))
+    with pytest.raises(Exception):
+        torch._inductor.aoti_compile_and_package(exported, package_path=str(tmp_path / "stock.pt2"))
+    complex_pass = inductor_complex.ComplexToRealPass(fused_rotary=False)
+    package = torch._inductor.aoti_compile_and_package(
+        exported, package_path=str(tmp_path / "ours.pt2"), inductor_configs=complex_pass.inductor_options())
+    assert complex_pass.last_report.count("rewritten") == 5, complex_pass.last_report.format()
+    torch.testing.assert_close(torch._inductor.aoti_load_package(package)(x), model(x))
