@@ -63,10 +63,22 @@ def fake_run(node: torch.fx.Node, fake_mode, grad_enabled: bool):
     values come from (its ``matmul`` views the result of its ``bmm``; eager's
     returns a tensor of its own)."""
     args, kwargs = map_arg((node.args, node.kwargs), fake_value)
-    with fake_mode, torch.set_grad_enabled(grad_enabled), torch._C._DisableAutocast(), no_python_dispatcher():
+
+    def run():
         if node.op == "call_method":
             return getattr(args[0], node.target)(*args[1:], **kwargs)
         return node.target(*args, **kwargs)
+
+    with fake_mode, torch.set_grad_enabled(grad_enabled), torch._C._DisableAutocast():
+        try:
+            with no_python_dispatcher():
+                return run()
+        except RuntimeError as error:
+            if "concrete integers" not in str(error):
+                raise
+        # Some C++ kernels take only concrete sizes (constant_pad_nd): with
+        # symbolic ones, the Python decomposition Dynamo itself ran.
+        return run()
 
 
 def propagate_fake_values(new_nodes, origin: torch.fx.Node, fake_mode, key: str, grad_enabled: bool = False) -> None:

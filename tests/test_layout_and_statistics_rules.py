@@ -16,7 +16,7 @@ import math
 import expecttest
 import pytest
 import torch
-from complex_testing import aten_graph, compile_and_compare, dynamo_graph, normalize_graph, run_pass
+from complex_testing import assert_close, aten_graph, compile_and_compare, dynamo_graph, normalize_graph, run_pass
 
 inf, nan = math.inf, math.nan
 _EDGE = [0.0, -0.0, 1.5, -2.0, inf, -inf, nan, 1e-40, 3e30, -7.25, 0.5]
@@ -284,3 +284,25 @@ class GraphModule(torch.nn.Module):
         select_1: "f32[2, 2]" = torch.select(contiguous, -1, 1);  contiguous = None
         complex_1: "c64[2, 2]" = torch.complex(select, select_1);  select = select_1 = None
         return (complex_1, add)""")
+
+
+@pytest.mark.parametrize(
+    "mode, pad, shape",
+    [("reflect", (2, 1), (2, 3, 5)), ("reflect", (2, 1), (3, 5)), ("replicate", (1, 2, 2, 0), (2, 3, 4, 5)),
+     ("circular", (2, 3), (2, 3, 5)), ("reflect", (1, 1, 1, 0, 0, 1), (1, 2, 3, 4, 5)), ("constant", (-1, 2), (2, 5))],
+    ids=["reflect1d", "reflect1d_unbatched", "replicate2d", "circular1d", "reflect3d", "negative_crop"],
+)
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_pad_modes_copy_whole_elements(mode, pad, shape, dynamic):
+    def fn(z):
+        return torch.nn.functional.pad(z, pad, mode=mode)
+
+    z = torch.randn(*shape, dtype=torch.complex64)
+    report, fallbacks = compile_and_compare(fn, z, dynamic=dynamic)
+    assert report.count("rewritten") == 1 and not report.count("kept"), report.format()
+    assert fallbacks.beyond_edges == [], fallbacks.ops
+    if not dynamic:
+        exported = aten_graph(fn, z)
+        aten_report = run_pass(exported)
+        assert not aten_report.count("kept") and not aten_report.count("bridged"), aten_report.format()
+        assert_close(exported(z), fn(z))

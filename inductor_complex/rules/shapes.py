@@ -9,7 +9,7 @@ from __future__ import annotations
 import torch
 
 from ..values import Pair
-from .common import pair_data, pair_dim, require_complex_out, shape_args
+from .common import fake, pair_data, pair_dim, require_complex_out, shape_args
 from .registry import Unsupported, keep_bits, rule, toggle_conj
 
 
@@ -211,8 +211,13 @@ def pad(z: Pair, pad, mode="constant", value=None, *, out):
     # aten.constant_pad_nd(x, pad, value) puts the value where F.pad has mode.
     if not isinstance(mode, str):
         mode, value = "constant", mode
+    if mode in ("reflect", "replicate", "circular"):
+        return _pad_by_copying(z, list(pad), mode)
     if mode != "constant":
-        raise Unsupported(f"pad mode {mode!r} would pad the pair dim's neighbours differently")
+        raise Unsupported(f"pad mode {mode!r}")
+    pad = list(pad)
+    if any(isinstance(p, int) and p < 0 for p in pad):
+        z, pad = _cropped(z, pad)
     if value in (None, 0, 0.0):
         return Pair(torch.nn.functional.pad(z.data, [0, 0, *pad]), z.dtype, z.ndim)
     if not isinstance(value, (int, float, complex)) or isinstance(value, bool):
@@ -221,6 +226,51 @@ def pad(z: Pair, pad, mode="constant", value=None, *, out):
     re = torch.nn.functional.pad(z.re, list(pad), value=value.real)
     im = torch.nn.functional.pad(z.im, list(pad), value=value.imag)
     return Pair(torch.stack((re, im), -1), z.dtype, z.ndim)
+
+
+def _pad_by_copying(z: Pair, pad: list, mode: str) -> Pair:
+    """Reflect, replicate and circular padding copy whole elements along the
+    last dims. F.pad takes them on a batch/channel-first tensor of a fixed
+    rank, so the pair dim is folded into the first dim: each part is padded
+    as a channel of its own. Contiguous, as eager's result is."""
+    if len(pad) % 2 or z.ndim <= len(pad) // 2:
+        raise Unsupported(f"{mode} padding of a {z.ndim}-d tensor by {pad}")
+    folded = z.data.movedim(-1, 0).flatten(0, 1)  # [2 * first, *rest]
+    padded = torch.nn.functional.pad(folded, pad, mode=mode)
+    return Pair(padded.unflatten(0, (2, -1)).movedim(0, -1).contiguous(), z.dtype, z.ndim)
+
+
+def _cropped(z: Pair, pad: list) -> tuple[Pair, list]:
+    """Negative pads crop (``F.pad(z, (-1, 2))``): those are slices, done first;
+    the rest pads. (Padding the pair tensor by negative amounts fails in the
+    meta kernel with symbolic sizes.)"""
+    data, rest = z.data, []
+    for i in range(0, len(pad), 2):
+        dim = z.ndim - 1 - i // 2  # pad pairs start from the last dim
+        left, right = pad[i], pad[i + 1]
+        start = -left if isinstance(left, int) and left < 0 else 0
+        end = right if isinstance(right, int) and right < 0 else None
+        if start or end is not None:
+            data = torch.ops.aten.slice.Tensor(data, dim, start, end)
+        rest += [0 if start else left, 0 if end is not None else right]
+    return z.with_data(data), rest
+
+
+def _aten_pad(mode: str):
+    def aten_pad(z, padding, *, out):
+        if not isinstance(z, Pair):
+            raise Unsupported(f"{mode} padding of a real tensor")
+        return _pad_by_copying(z, list(padding), mode)
+
+    aten_pad.__name__ = f"{mode}_pad"
+    return aten_pad
+
+
+# The aten spellings F.pad dispatches to (torch.export's graphs hold these).
+for _dims in (1, 2, 3):
+    rule(f"reflection_pad{_dims}d")(_aten_pad("reflect"))
+    rule(f"replication_pad{_dims}d")(_aten_pad("replicate"))
+rule("_pad_circular")(_aten_pad("circular"))
 
 
 @rule("size")
