@@ -279,13 +279,7 @@ def compile_with_pass(fn, backend: str, dynamic: bool = False):
     complex_pass = ComplexToRealPass(fused_rotary=False)
     if backend == "inductor":
         return torch.compile(fn, dynamic=dynamic, options=complex_pass.inductor_options())
-    after = aot_eager
-    if backend == "aot_eager_post_grad":
-        from torch._inductor.decomposition import select_decomp_table
-
-        compiler = _post_grad_then_eager(complex_pass.post_grad)
-        after = aot_autograd(fw_compiler=compiler, bw_compiler=compiler, decompositions=select_decomp_table(),
-                             keep_inference_input_mutations=True)
+    after = aot_eager if backend == "aot_eager" else _aot_with_inductors_decompositions(complex_pass.post_grad)
 
     def pass_then_aot(gm, example_inputs):
         return after(_rewritten(complex_pass, gm), example_inputs)
@@ -293,7 +287,20 @@ def compile_with_pass(fn, backend: str, dynamic: bool = False):
     return torch.compile(fn, backend=pass_then_aot, dynamic=dynamic)
 
 
+def _aot_with_inductors_decompositions(post_grad=None):
+    """AOTAutograd as Inductor runs it (its decompositions, input mutations kept
+    in the graph), then ``post_grad`` on each graph, then eager kernels."""
+    from torch._inductor.decomposition import select_decomp_table
+
+    compiler = _post_grad_then_eager(post_grad or (lambda graph: None))
+    return aot_autograd(fw_compiler=compiler, bw_compiler=compiler, decompositions=select_decomp_table(),
+                        keep_inference_input_mutations=True)
+
+
 def _compile_stock(fn, backend: str, dynamic: bool = False):
+    """The same compile without the pass (its decompositions decide strides too)."""
+    if backend == "aot_eager_post_grad":
+        return torch.compile(fn, dynamic=dynamic, backend=_aot_with_inductors_decompositions())
     return torch.compile(fn, dynamic=dynamic, backend="inductor" if backend == "inductor" else "aot_eager")
 
 
