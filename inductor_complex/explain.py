@@ -13,6 +13,9 @@ from __future__ import annotations
 import dataclasses
 
 import torch
+from torch._dynamo.backends.common import aot_autograd
+from torch._functorch.aot_autograd import make_boxed_func
+from torch.utils._pytree import tree_leaves
 
 from .complex_to_real_pass import ComplexToRealPass
 from .report import Report
@@ -37,8 +40,14 @@ class Explanation:
         return "\n\n".join(parts) if parts else "no graphs captured"
 
 
-def explain(fn, *args, **options) -> Explanation:
-    """Apply ``ComplexToRealPass(**options)`` to each graph Dynamo captures from ``fn(*args)``."""
+def explain(fn, *args, backward: bool = False, **options) -> Explanation:
+    """Apply ``ComplexToRealPass(**options)`` to each graph Dynamo captures from ``fn(*args)``.
+
+    ``backward=True`` also runs AOTAutograd (with Inductor's decompositions)
+    and the post-grad pass on the forward and backward graphs, and
+    backpropagates ones from the outputs that require grad to get the
+    backward graphs; gradients the inputs had are put back afterwards.
+    """
     reports: list[Report] = []
     names: list[str] = []
     complex_pass = ComplexToRealPass(**options)
@@ -51,12 +60,47 @@ def explain(fn, *args, **options) -> Explanation:
         reports.append(complex_pass.last_report)
         names.append(name)
 
+    def after_autograd(name: str):
+        def compiler(gm: torch.fx.GraphModule, example_inputs):
+            complex_pass.post_grad(gm.graph)
+            gm.recompile()
+            reports.append(complex_pass.post_grad.last_report)
+            kind = "backward" if any(n.name.startswith("tangents") for n in gm.graph.find_nodes(op="placeholder")) else "forward"
+            names.append(f"{name} ({kind}, after autograd)")
+            return make_boxed_func(gm.forward)
+        return compiler
+
     def backend(gm: torch.fx.GraphModule, example_inputs):
-        apply(gm, f"graph {sum(1 for n in names if '/' not in n)}")
-        return gm.forward
+        name = f"graph {sum(1 for n in names if '/' not in n and '(' not in n)}"
+        apply(gm, name)
+        if not backward:
+            return gm.forward
+        compiler = after_autograd(name)
+        return aot_autograd(fw_compiler=compiler, bw_compiler=compiler, decompositions=select_decomp_table(),
+                            keep_inference_input_mutations=True)(gm, example_inputs)
 
     output = torch.compile(fn, backend=backend)(*args)
+    if backward:
+        _backpropagate(output, args)
     return Explanation(reports, output, names)
+
+
+def _backpropagate(output, args) -> None:
+    """Ones back from each output that requires grad; the inputs' .grad as before."""
+    outputs = [t for t in tree_leaves(output) if isinstance(t, torch.Tensor) and t.requires_grad]
+    if not outputs:
+        return
+    leaves = [t for t in tree_leaves(args) if isinstance(t, torch.Tensor) and t.requires_grad]
+    saved = [t.grad for t in leaves]
+    torch.autograd.backward(outputs, [torch.ones_like(t) for t in outputs])
+    for t, grad in zip(leaves, saved):
+        t.grad = grad
+
+
+def select_decomp_table():
+    from torch._inductor.decomposition import select_decomp_table as inductors  # (imports much of Inductor)
+
+    return inductors()
 
 
 def subgraph_names(gm: torch.fx.GraphModule) -> list[str]:

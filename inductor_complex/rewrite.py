@@ -198,11 +198,11 @@ class ComplexRewriter:
         if self.keep_writes and written_args(node):
             self._keep(node, op, "an in-place write in a functional aten graph (Inductor's copy_ into a mutated input)")
             return
-        if node in self.returned_through_views:
-            self._keep(node, op, "returned by a forward graph (its aliasing was fixed before this hook)")
-            return
         if rule is None:
             self._keep(node, op, f"no rule for {call.name if call else op}")
+            return
+        if node in self.returned_through_views:
+            self._keep(node, op, "returned by a forward graph (its aliasing was fixed before this hook)")
             return
         try:
             self._apply(node, call, rule)

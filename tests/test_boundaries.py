@@ -153,6 +153,21 @@ def test_explain_lists_decisions_with_reasons_and_runs_the_function():
     assert "bridged" in text and "no rule for fft" in text and "torch.fft.fft(z, dim=0)" in text
 
 
+def test_explain_with_backward_reports_the_graphs_after_autograd():
+    def fn(x, w):
+        return torch.fft.irfft(torch.fft.rfft(x) * w, n=8).square().sum()
+
+    x, w = torch.randn(2, 8, requires_grad=True), torch.randn(5, dtype=torch.complex64, requires_grad=True)
+    explanation = inductor_complex.explain(fn, x, w, backward=True, fused_rotary=False)
+    assert explanation.graph_names == ["graph 0", "graph 0 (forward, after autograd)", "graph 0 (backward, after autograd)"]
+    backward = explanation.reports[-1]
+    # The FFT gradient's complex slice_scatter and scaling are rewritten; only the FFTs stay.
+    assert backward.count("rewritten") >= 5, str(explanation)
+    assert {d.op for d in backward.decisions if d.action in ("kept", "bridged")} <= {
+        "aten._fft_r2c.default", "aten._fft_c2r.default", "aten._fft_c2c.default"}, str(explanation)
+    assert x.grad is None and w.grad is None  # put back as they were
+
+
 def test_explain_enters_higher_order_op_bodies_first_as_inductor_does():
     def inner(z):
         return (z * z.conj()).exp()
