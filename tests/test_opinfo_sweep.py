@@ -25,6 +25,8 @@ import time
 
 import torch
 from complex_testing import TOLERANCES, run_pass
+
+from inductor_complex import ComplexToRealPass
 from torch.utils._pytree import tree_flatten, tree_unflatten
 
 FULL = os.environ.get("INDUCTOR_COMPLEX_FULL_SWEEP") == "1"
@@ -33,6 +35,7 @@ CI_OPS = 60  # first ops alphabetically in CI
 ONLY = [name for name in os.environ.get("INDUCTOR_COMPLEX_SWEEP_OPS", "").split(",") if name]
 SAMPLES = 6 if FULL or ONLY else 2
 RESULTS = pathlib.Path(__file__).resolve().parent.parent / "perf" / "results" / "opinfo_sweep.md"
+BACKWARD_RESULTS = RESULTS.with_name("opinfo_sweep_backward.md")
 
 
 def _complex_ops():
@@ -80,8 +83,8 @@ def _same(actual, expected) -> str | None:
     return None
 
 
-def _run_sample(op, sample):
-    """(status, detail) for one sample: rewritten | bridged | failing | not captured | no complex graph."""
+def _sample_function(op, sample):
+    """(fn, tensors): the sample's call as a function of its tensors."""
     args = (sample.input, *sample.args)
     leaves, spec = tree_flatten((args, sample.kwargs))
     positions = [i for i, x in enumerate(leaves) if isinstance(x, torch.Tensor)]
@@ -93,7 +96,12 @@ def _run_sample(op, sample):
         call_args, call_kwargs = tree_unflatten(filled, spec)
         return op.op(*call_args, **call_kwargs)
 
-    tensors = [leaves[i] for i in positions]
+    return fn, [leaves[i] for i in positions]
+
+
+def _run_sample(op, sample):
+    """(status, detail) for one sample: rewritten | bridged | failing | not captured | no complex graph."""
+    fn, tensors = _sample_function(op, sample)
     try:
         expected = fn(*_clone(tensors))
         again = fn(*_clone(tensors))
@@ -136,6 +144,80 @@ def _run_sample(op, sample):
     return "no complex graph", ""
 
 
+def _differentiable(tensors) -> list:
+    return [t.detach().clone().requires_grad_(t.is_floating_point() or t.is_complex()) for t in tensors]
+
+
+def _gradients(fn, inputs, seed: int):
+    """Gradients of ``fn``'s outputs that require grad, seeded with fixed random
+    cotangents, w.r.t. the inputs that require grad; None when nothing does."""
+    outputs = [o for o in tree_flatten(fn(*inputs))[0] if isinstance(o, torch.Tensor) and o.requires_grad]
+    wrt = [t for t in inputs if t.requires_grad]
+    if not outputs or not wrt:
+        return None
+    gen = torch.Generator().manual_seed(seed)
+    seeds = [torch.randn(o.shape, dtype=o.dtype, generator=gen) for o in outputs]
+    grads = torch.autograd.grad(outputs, wrt, seeds, allow_unused=True)
+    return [g if g is not None else torch.zeros_like(t) for g, t in zip(grads, wrt)]
+
+
+def _run_backward(op, sample):
+    """(status, detail) of the sample's backward graph after the post-grad pass:
+    rewritten | bridged | failing | no complex graph | not captured (no gradient)."""
+    from torch._dynamo.backends.common import aot_autograd
+    from torch._functorch.aot_autograd import make_boxed_func
+    from torch._inductor.decomposition import select_decomp_table
+
+    if not op.supports_autograd:
+        return "not captured", "no autograd"
+    fn, tensors = _sample_function(op, sample)
+    try:
+        expected = _gradients(fn, _differentiable(tensors), seed=0)
+    except Exception as error:
+        return "not captured", f"eager backward: {type(error).__name__}"
+    if expected is None:
+        return "not captured", "no gradient"
+    complex_pass = ComplexToRealPass(fused_rotary=False)
+    backward_reports = []
+
+    def compiler(gm, example_inputs):
+        complex_pass.post_grad(gm.graph)
+        gm.recompile()
+        if any(n.name.startswith("tangents") for n in gm.graph.find_nodes(op="placeholder")):
+            backward_reports.append(complex_pass.post_grad.last_report)
+        return make_boxed_func(gm.forward)
+
+    aot = aot_autograd(fw_compiler=compiler, bw_compiler=compiler, decompositions=select_decomp_table())
+
+    def backend(gm, example_inputs):
+        complex_pass(gm.graph)
+        gm.recompile()
+        return aot(gm, example_inputs)
+
+    torch._dynamo.reset()
+    try:
+        actual = _gradients(torch.compile(fn, backend=backend, fullgraph=True), _differentiable(tensors), seed=0)
+    except Exception as error:
+        torch._dynamo.reset()
+        try:  # the same without the passes
+            _gradients(torch.compile(fn, backend=aot_autograd(fw_compiler=make_boxed_func, bw_compiler=make_boxed_func,
+                                                                 decompositions=select_decomp_table()), fullgraph=True),
+                       _differentiable(tensors), seed=0)
+        except Exception:
+            return "not captured", f"fails without the pass too: {type(error).__name__}"
+        return "failing", f"backward {type(error).__name__}: {str(error).splitlines()[0][:200]}"
+    why = _same(actual, expected)
+    if why is not None:
+        return "failing", f"gradient: {why}"
+    decisions = [d for report in backward_reports for d in report.decisions]
+    if not decisions:
+        return "no complex graph", ""
+    kept = sorted({f"{d.op}: {d.reason}" for d in decisions if d.action in ("kept", "bridged")})
+    if kept:
+        return "bridged", "; ".join(kept)[:300]
+    return "rewritten", ""
+
+
 _ORDER = ["failing", "bridged", "rewritten", "no complex graph", "not captured"]
 
 
@@ -143,15 +225,17 @@ _ORDER = ["failing", "bridged", "rewritten", "no complex graph", "not captured"]
 _UNINITIALIZED = ("empty", "new_empty", "new_empty_strided", "empty_like", "empty_strided", "empty_permuted")
 
 
-def _classify(op):
+def _classify(op, run=_run_sample):
+    """The op's status over its samples (the worst one) and the details; ``run``
+    checks one sample (:func:`_run_sample`, or :func:`_run_backward`)."""
     if op.name in _UNINITIALIZED:
         return "not captured", ["uninitialized memory"]
     statuses, details = [], []
     for dtype in (torch.complex64, torch.complex128):
-        for index, sample in enumerate(op.sample_inputs("cpu", dtype)):
+        for index, sample in enumerate(op.sample_inputs("cpu", dtype, requires_grad=False)):
             if index >= SAMPLES:
                 break
-            status, detail = _run_sample(op, sample)
+            status, detail = run(op, sample)
             statuses.append(status)
             if detail:
                 details.append(f"{status}: {detail}")
@@ -161,10 +245,10 @@ def _classify(op):
     return "not captured", ["no samples"]
 
 
-def _write_table(results, seconds):
+def _write_table(results, seconds, title: str, path: pathlib.Path):
     counts = collections.Counter(status for status, _ in results.values())
     lines = [
-        "# OpInfo sweep: complex ops through the pass",
+        f"# OpInfo sweep: {title}",
         "",
         f"torch {torch.__version__}; ops in op_db with CPU complex64+complex128 support: {len(results)}; "
         f"up to {SAMPLES} samples each in complex64 and in complex128; {seconds:.0f} s.",
@@ -182,11 +266,11 @@ def _write_table(results, seconds):
         details = list(dict.fromkeys(details))  # complex64 and complex128 samples often agree
         detail = "<br>".join(d.replace("|", "\\|") for d in details[:2])
         lines.append(f"| {name} | {status} | {detail} |")
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text("\n".join(lines) + "\n")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n")
 
 
-def test_opinfo_sweep():
+def _sweep(run, title: str, path: pathlib.Path) -> None:
     import warnings
 
     ops = _complex_ops()
@@ -200,10 +284,20 @@ def test_opinfo_sweep():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for op in ops:
-            results[_op_id(op)] = _classify(op)
+            results[_op_id(op)] = _classify(op, run)
     if FULL and not ONLY:
-        _write_table(results, time.time() - start)
+        _write_table(results, time.time() - start, title, path)
     failing = {name: details for name, (status, details) in results.items() if status == "failing"}
     counts = collections.Counter(status for status, _ in results.values())
-    print(f"\nopinfo sweep over {len(results)} ops: {dict(counts)}")
+    print(f"\n{title} over {len(results)} ops: {dict(counts)}")
     assert not failing, "\n".join(f"{name}: {details}" for name, details in failing.items())
+
+
+def test_opinfo_sweep():
+    _sweep(_run_sample, "complex ops through the pass", RESULTS)
+
+
+def test_opinfo_sweep_backward():
+    # The backward graph of each sample (through AOTAutograd with Inductor's
+    # decompositions) after the post-grad pass, gradients against eager's.
+    _sweep(_run_backward, "backward graphs after the post-grad pass", BACKWARD_RESULTS)
