@@ -80,6 +80,8 @@ _ALIASES = {
     "concat": "cat",
     "concatenate": "cat",
     "sym_size": "size",
+    "numpy_T": "T",  # aten's names for Tensor.T and Tensor.H (recorded so from torch 2.14 on)
+    "matrix_H": "H",
     "moveaxis": "movedim",
     "linalg_vector_norm": "vector_norm",
     "arcsin": "asin",

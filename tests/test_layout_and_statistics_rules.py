@@ -306,3 +306,28 @@ def test_pad_modes_copy_whole_elements(mode, pad, shape, dynamic):
         aten_report = run_pass(exported)
         assert not aten_report.count("kept") and not aten_report.count("bridged"), aten_report.format()
         assert_close(exported(z), fn(z))
+
+
+@pytest.mark.parametrize("op, eager", [(torch.ops.aten.numpy_T.default, lambda z: z.T),
+                                       (torch.ops.aten.matrix_H.default, lambda z: z.H)], ids=["numpy_T", "matrix_H"])
+def test_aten_spellings_of_T_and_H(op, eager):
+    # torch >= 2.14 records Tensor.T and Tensor.H as these aten ops; an aten
+    # graph holding them is built by hand here (2.13 records permute).
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    z = torch.randn(3, 4, dtype=torch.complex64)
+    graph = torch.fx.Graph()
+    x = graph.placeholder("x")
+    y = graph.call_function(op, (x,))
+    product = graph.call_function(torch.ops.aten.mul.Tensor, (y, y))
+    graph.output((product,))
+    mode = FakeTensorMode()
+    with mode:
+        x.meta["val"] = mode.from_tensor(z)
+        y.meta["val"] = op(x.meta["val"])
+        product.meta["val"] = y.meta["val"] * y.meta["val"]
+    gm = torch.fx.GraphModule(torch.nn.Module(), graph)
+    report = run_pass(gm)
+    assert not report.count("kept") and not report.count("bridged"), report.format()
+    (got,) = gm(z)
+    assert_close(got, eager(z) * eager(z))
