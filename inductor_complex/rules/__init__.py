@@ -4,6 +4,7 @@ from . import (  # noqa: F401
     arith,
     casts,
     construct,
+    conv,
     creation,
     indexing,
     inplace,
