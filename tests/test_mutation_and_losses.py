@@ -278,3 +278,26 @@ def test_conj_is_rewritten_when_only_real_tensors_are_written():
     report, fallbacks = compile_and_compare(fn, x, z)
     assert report.count("kept") + report.count("bridged") == 0, report.format()
     assert fallbacks.beyond_edges == []
+
+
+def test_masked_scatter_fills_masked_elements_in_order():
+    row_mask = torch.tensor([True, False, True])  # broadcast over the rows
+    mask = torch.tensor([[True, False, True], [False, True, True]])
+    cases = [lambda z, s: z.masked_scatter(row_mask, s), lambda z, s: z.masked_scatter(mask, s.reshape(7, 1)[:5]),
+             lambda z, s: (z * 2).masked_scatter_(mask, s)]
+    for fn in cases:
+        _clean(*compile_and_compare(fn, _edge(6).view(2, 3), _edge(7).flip(0), grad=False, equal_nan=True))
+        _clean(*compile_and_compare(fn, torch.randn(2, 3, dtype=torch.complex64), torch.randn(7, dtype=torch.complex64)))
+
+
+@pytest.mark.parametrize("reduce", ["sum", "mean"])
+def test_reductions_of_a_0d_complex_tensor(reduce):
+    # Eager sums from 0 (the sum of one -0.0 is +0.0); mean divides by 1 with
+    # Smith's division (an infinite part makes the other NaN).
+    for value in (complex(-0.0, -0.0), complex(math.nan, -0.0), complex(math.inf, 1.0), complex(1.5, -2.0)):
+        z = torch.tensor(value, dtype=torch.complex64)
+        for dim in (None, 0, -1):
+            def fn(z):
+                op = getattr(z, reduce)
+                return op() if dim is None else op(dim, keepdim=True)
+            _clean(*compile_and_compare(fn, z, grad=False, equal_nan=True))

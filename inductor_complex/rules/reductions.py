@@ -25,8 +25,13 @@ _SUPPORTED = (torch.complex64, torch.complex128)
 
 
 def _dims(z: Pair, dim) -> list[int]:
+    """The pair tensor's dims to reduce; none for a 0-d tensor (whose dim 0
+    or -1 is the scalar itself, not the pair dim)."""
     if z.ndim == 0:
-        raise Unsupported("reduction of a 0-d complex tensor")
+        dims = [] if dim is None else dim if isinstance(dim, (list, tuple)) else [dim]
+        if any(d not in (0, -1) for d in dims):
+            raise Unsupported(f"dim {dim!r} of a 0-d tensor")
+        return []
     if dim is None or (isinstance(dim, (list, tuple)) and len(dim) == 0):
         return list(range(z.ndim))
     dims = dim if isinstance(dim, (list, tuple)) else [dim]
@@ -48,7 +53,13 @@ def sum_(z, dim=None, keepdim=False, *, dtype=None, out):
         raise Unsupported("sum of a real tensor")
     part = result_part(z, out, dtype)
     data = z.data if part == z.part_dtype else z.data.to(part)
-    return Pair(data.sum(_dims(z, dim), keepdim=keepdim), out.dtype, out.ndim)
+    return Pair(_summed(data, _dims(z, dim), keepdim), out.dtype, out.ndim)
+
+
+def _summed(data, dims: list[int], keepdim: bool):
+    # Eager's sum starts from 0, so the sum of one -0.0 is +0.0; over no dims
+    # (a 0-d tensor) that is ``data + 0`` (``sum([])`` would sum every dim).
+    return data + 0.0 if not dims else data.sum(dims, keepdim=keepdim)
 
 
 @rule("mean")
@@ -65,7 +76,7 @@ def mean(z, dim=None, keepdim=False, *, dtype=None, out):
             raise Unsupported("mean over a symbolic size")
         count *= int(size)
     data = z.data if part == z.part_dtype else z.data.to(part)
-    total = data.sum(dims, keepdim=keepdim)
+    total = _summed(data, dims, keepdim)
     a, b = total[..., 0], total[..., 1]
     ops = ScalarOps(part)
     # Smith's (a + bi) / (n + 0i): rat = 0/n, scl = 1/(n + 0*rat).

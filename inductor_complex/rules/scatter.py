@@ -230,3 +230,22 @@ def diagonal_scatter(z, src, offset=0, dim1=0, dim2=1, *, out):
     # The pair's diagonal dim comes after its pair dim (see the diagonal rule).
     data = torch.diagonal_scatter(z.data, src.data.movedim(-1, -2), offset, pair_dim(dim1, z.ndim), pair_dim(dim2, z.ndim))
     return z.with_data(data)
+
+
+@rule("masked_scatter")
+def masked_scatter(z, mask, source, *, out):
+    # Eager fills the masked elements, in order, from ``source``'s elements in
+    # order; on pairs each masked element takes both parts, and the pairs of
+    # ``source`` flattened are its elements' parts in that same order.
+    z = _self(z, out)
+    source = _scatter_src(z, source)
+    pair_mask = mask.unsqueeze(-1).expand_as(z.data)
+    return z.with_data(torch.masked_scatter(z.data, pair_mask, source.data))
+
+
+@rule("masked_scatter_")
+def masked_scatter_(z, mask, source, *, out):
+    z = _self(z, out)
+    source = _scatter_src(z, source)
+    z.data.masked_scatter_(mask.unsqueeze(-1).expand_as(z.data), source.data)
+    return z
