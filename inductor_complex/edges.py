@@ -354,24 +354,28 @@ class Edges:
             if isinstance(fake_value(n), torch.Tensor):
                 by_value.setdefault(id(fake_value(n)), n)
         bases = [by_value.get(id(fake_value(e)._base)) for e in eager_node.values() if isinstance(fake_value(e), torch.Tensor)]
-        for owner in dict.fromkeys([*eager_node.values(), *(b for b in bases if b is not None)]):
+        makers = [by_value.get(id(fake_value(e)), e) for e in eager_node.values()]
+        for owner in dict.fromkeys([*makers, *(b for b in bases if b is not None)]):
             if owner in made or not self._is_new_in_eager(owner) or fake_value(owner).requires_grad:
                 continue
-            views = [r for r, e in eager_node.items() if e is not owner and shares_storage(fake_value(e), fake_value(owner))]
-            if owner not in returned:
+            # The outputs that are the owner itself (an in-place op on it returns it), and its views.
+            itself = [r for r, e in eager_node.items() if fake_value(e) is fake_value(owner)]
+            views = [r for r, e in eager_node.items()
+                     if fake_value(e) is not fake_value(owner) and shares_storage(fake_value(e), fake_value(owner))]
+            if not itself:
                 # Nobody sees the owner: a real view of it (view_as_real(x * f), rope's
                 # output) is a real buffer of its own already.
                 views = [v for v in views if fake_value(eager_node[v]).is_complex()]
                 if not views:
                     continue
             if any(bits_of(fake_value(eager_node[view])) != NO_BITS for view in views):
-                if owner in returned:
+                if itself:
                     # Lazy views come back resolved (see _output_view), so they would
                     # not share the owner's storage; left as views of the hidden pair,
                     # the owner would refuse in-place writes with grad. Stock keeps both.
                     raise GraphLeftUnchanged(output, "output", "a new complex tensor returned with a lazy conj/neg view of it")
                 continue  # lazy views of it come back resolved (see _output_view)
-            only_view = views[0] if owner not in returned and len(views) == 1 else None
+            only_view = views[0] if not itself and len(views) == 1 else None
             if (only_view is not None and getattr(self._pair_of(only_view), "bits", None) == NO_BITS
                     and strides.dense_order(fake_value(only_view)) is not None
                     and not refuses_writes_with_grad(fake_value(eager_node[only_view]))):
@@ -383,6 +387,8 @@ class Edges:
             if any(chain is None for chain in chains):
                 continue  # left as views of the pair, aliasing kept
             made[owner] = self._storage_of_its_own(owner, output)
+            for same in itself:
+                made[same] = made[owner]
             for view, chain in zip(views, chains):
                 made[view] = self._replay(chain, owner, made[owner], output)
         return made
