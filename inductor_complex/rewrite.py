@@ -24,7 +24,7 @@ import torch.fx
 from torch.fx.experimental.symbolic_shapes import statically_known_true
 from torch.fx.node import map_aggregate, map_arg
 
-from . import strides
+from . import composites, strides
 from .edges import Edges, GraphLeftUnchanged
 from .graph_meta import FakeRecordingTracer, graph_fake_mode, meta_key, record_fake_value
 from .graph_modes import ambient_modes, modes_by_node
@@ -199,6 +199,8 @@ class ComplexRewriter:
             self._keep(node, op, "an in-place write in a functional aten graph (Inductor's copy_ into a mutated input)")
             return
         if rule is None:
+            if not written_args(node) and self._inline_composite(node, op):
+                return
             self._keep(node, op, f"no rule for {call.name if call else op}")
             return
         if node in self.returned_through_views:
@@ -210,6 +212,34 @@ class ComplexRewriter:
             self._keep(node, op, str(why))
             return
         self.report.add(node, op, "rewritten")
+
+    def _inline_composite(self, node: Node, op: str) -> bool:
+        """Put the aten ops eager decomposes ``node`` into in its place and
+        rewrite those (see :mod:`.composites`); False when there are none."""
+        grad = self.grad_enabled_at(node) and self.tracks_grad
+        traced = composites.decomposition(node, self.fake_mode, grad)
+        if traced is None:
+            return False
+        made, result = composites.inline(self.graph, node, traced, self._created)
+        try:
+            for new in made:
+                self.modes[new], self.position[new] = self.modes[node], self.position.get(node, -1)
+                record_fake_value(new, node, self.fake_mode, self.meta_key, grad)
+            if not isinstance(result, Node) or not _same_kind(fake_value(result), fake_value(node)):
+                raise ValueError("the decomposition's result is not the op's")
+        except Exception:  # noqa: BLE001 - keep the op as it was
+            for new in reversed(made):
+                self.created.discard(new)
+                self.graph.erase_node(new)
+            return False
+        for user in list(node.users):
+            self._rewire(user, *map_arg((user.args, user.kwargs), lambda a: result if a is node else a))
+        self.replaced.append(node)
+        self.report.add(node, op, "inlined", "eager runs it as the aten ops below")
+        for new in made:
+            if new.op == "call_function" and self._involves_complex(new):
+                self._visit(new)
+        return True
 
     def _take_eager_layouts(self) -> None:
         """Where eager's kernel lays a result out unlike the fake value says

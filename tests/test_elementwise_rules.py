@@ -766,3 +766,33 @@ def test_new_factories_fill_and_complex_scalar_tensor_make_eagers_tensors():
         assert not report.count("kept") and not report.count("bridged"), report.format()
         for got, want in zip(gm(z), fn(z)):
             assert got.dtype == want.dtype and torch.equal(got, want)
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [lambda z: torch.isclose(z, z.flip(0), rtol=1e-3, atol=1e-3), lambda z: torch.trapezoid(z.reshape(18, 18)),
+     lambda z: torch.diff(z), lambda z: torch.broadcast_to(z, (2, 324)), lambda z: torch.isreal(z),
+     lambda z: torch.float_power(z, 2)],
+    ids=["isclose", "trapezoid", "diff", "broadcast_to", "isreal", "float_power"],
+)
+def test_composite_ops_are_inlined_as_the_ops_eager_runs(fn):
+    # No rule of their own: eager runs their CompositeImplicitAutograd
+    # decomposition, which the pass inlines and rewrites op by op.
+    z = edge_grid(torch.complex64)
+    gm = dynamo_graph(fn, z)
+    report = run_pass(gm)
+    assert report.count("inlined") == 1 and not report.count("kept") and not report.count("bridged"), report.format()
+    (got,) = gm(*gm.example_inputs)
+    want = fn(z)
+    assert got.dtype == want.dtype
+    _compare(got, want, torch.complex128 if want.dtype in (torch.complex128, torch.float64) else torch.complex64)
+
+
+def test_inlined_composites_compile_with_eagers_gradients():
+    def fn(z):
+        return torch.trapezoid(z, dim=0) + torch.diff(z, dim=0).sum(0) * torch.float_power(z[0], 2).to(torch.complex64)
+
+    z = torch.randn(4, 3, dtype=torch.complex64)
+    report, fallbacks = compile_and_compare(fn, z, atol=1e-5, rtol=1e-5)
+    assert report.count("inlined") == 3 and not report.count("kept") and not report.count("bridged"), report.format()
+    assert fallbacks.beyond_edges == [], fallbacks.ops

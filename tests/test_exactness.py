@@ -599,3 +599,29 @@ def test_value_made_under_no_grad_then_written_with_grad_compiles(dynamic):
     actual = compile_with_pass(fn, "aot_eager", dynamic)(n, actual_x.clone())
     assert_close(actual, expected)
     assert_close(torch.autograd.grad(actual[1].abs().sum(), actual_x), torch.autograd.grad(expected[1].abs().sum(), expected_x))
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_view_of_a_tensor_written_in_place_shares_its_storage_across_a_graph_break(backend):
+    # Found by the fuzzer's long run (a wrong number): `out=` into a
+    # non-contiguous tensor breaks Dynamo's graph, so the first graph returns
+    # v and its view v.imag. The in-place op's result (v itself) was taken for
+    # a view of v and given a storage of its own: eager's write into v after
+    # the graph then did not reach the returned v.imag.
+    def fn(x):
+        v = x * x
+        imag = v.imag
+        v *= x
+        torch.mul(x, 2, out=v)
+        return imag
+
+    def first_graph(x):
+        v = x * x
+        imag = v.imag
+        v *= x
+        return v, imag
+
+    x = torch.randn(3, 2, dtype=torch.complex64).t()
+    assert_close(compile_with_pass(fn, backend)(x.clone()), fn(x.clone()))
+    v, imag = compile_with_pass(first_graph, backend)(x.clone())
+    assert imag.untyped_storage().data_ptr() == v.untyped_storage().data_ptr()

@@ -1,0 +1,94 @@
+"""Ops without a rule that eager itself runs as other ops: inline those ops.
+
+Many complex ops have no kernel of their own: ATen registers them as
+``CompositeImplicitAutograd``, and eager runs their decomposition into other
+aten ops (``isclose``, ``trapezoid``, ``kron``, ``diff``, ``ldexp``,
+``broadcast_to``, ...). Eager's numbers are then those of the ops it
+decomposes into, so the pass can put those ops in the graph in the
+composite's place and rewrite them with their own rules.
+
+The decomposition is recorded with ``make_fx`` on the node's fake values,
+with the Python dispatcher off, so it is the C++ decomposition eager runs
+(Python reimplementations of some composites need not round alike). An op
+with a kernel of its own traces to itself and is left alone, and so is a
+trace that holds anything but aten ops.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+import torch.fx
+from torch._dispatch.python import no_python_dispatcher
+from torch.fx.experimental.proxy_tensor import make_fx
+from torch.fx.node import map_arg
+
+from .values import fake_value
+
+Node = torch.fx.Node
+
+
+def decomposition(node: Node, fake_mode, grad_enabled: bool) -> torch.fx.GraphModule | None:
+    """The aten ops eager runs for ``node``'s call, or None when it runs the op itself."""
+    if node.op not in ("call_function", "call_method") or isinstance(node.target, torch._ops.HigherOrderOperator):
+        return None
+    inputs = node.all_input_nodes
+    if any(not isinstance(fake_value(n), torch.Tensor) for n in inputs):
+        return None  # (symbolic sizes as arguments: not traced here)
+
+    def call(*values):
+        args, kwargs = map_arg((node.args, node.kwargs), dict(zip(inputs, values)).__getitem__)
+        if node.op == "call_method":
+            return getattr(args[0], node.target)(*args[1:], **kwargs)
+        return node.target(*args, **kwargs)
+
+    try:
+        with fake_mode, torch.set_grad_enabled(grad_enabled), no_python_dispatcher():
+            traced = make_fx(call, tracing_mode="real")(*[fake_value(n) for n in inputs])
+    except Exception:  # noqa: BLE001 - an op the trace cannot take stays as it is
+        return None
+    calls = [n for n in traced.graph.nodes if n.op not in ("placeholder", "output")]
+    if not calls or any(not _is_aten_call(n) for n in calls):
+        return None
+    if len(calls) == 1 and _same_op(calls[0], node):
+        return None  # the op's own kernel
+    return traced
+
+
+def _is_aten_call(node: Node) -> bool:
+    if node.op != "call_function":
+        return False
+    if node.target.__module__ == "_operator" and node.target.__name__ == "getitem":
+        return True
+    return isinstance(node.target, torch._ops.OpOverload) and node.target.namespace == "aten"
+
+
+def _same_op(traced: Node, original: Node) -> bool:
+    name = traced.target.overloadpacket.__name__
+    if isinstance(original.target, torch._ops.OpOverload):
+        return original.target.overloadpacket.__name__ == name
+    original_name = original.target if original.op == "call_method" else getattr(original.target, "__name__", None)
+    return original_name == name
+
+
+def inline(graph: torch.fx.Graph, node: Node, traced: torch.fx.GraphModule, on_create) -> tuple[list[Node], Any]:
+    """Copy ``traced``'s nodes in before ``node``; returns them and what stands
+    for ``node``'s result (a node, or a tuple of nodes)."""
+    placeholders = [n for n in traced.graph.nodes if n.op == "placeholder"]
+    env: dict[Node, Any] = dict(zip(placeholders, node.all_input_nodes))
+    made: list[Node] = []
+    result: Any = None
+    with graph.inserting_before(node):
+        for n in traced.graph.nodes:
+            if n.op == "placeholder":
+                continue
+            if n.op == "output":
+                result = map_arg(n.args[0], env.__getitem__)
+                break
+            copy = graph.node_copy(n, env.__getitem__)
+            copy.meta = {key: node.meta[key] for key in ("stack_trace", "nn_module_stack", "source_fn_stack") if key in node.meta}
+            env[n] = copy
+            made.append(copy)
+            on_create(copy)
+    return made, result
