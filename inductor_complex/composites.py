@@ -22,7 +22,7 @@ import torch
 import torch.fx
 from torch._dispatch.python import no_python_dispatcher
 from torch.fx.experimental.proxy_tensor import make_fx
-from torch.fx.node import map_arg
+from torch.fx.node import map_aggregate, map_arg
 
 from .values import fake_value
 
@@ -49,11 +49,20 @@ def decomposition(node: Node, fake_mode, grad_enabled: bool) -> torch.fx.GraphMo
     except Exception:  # noqa: BLE001 - an op the trace cannot take stays as it is
         return None
     calls = [n for n in traced.graph.nodes if n.op not in ("placeholder", "output")]
-    if not calls or any(not _is_aten_call(n) for n in calls):
+    if not calls or any(not _is_aten_call(n) or _holds_raw_symbols(n) for n in calls):
         return None
     if len(calls) == 1 and _same_op(calls[0], node):
         return None  # the op's own kernel
     return traced
+
+
+def _holds_raw_symbols(node: Node) -> bool:
+    """A symbolic size baked into an argument (this trace does not record
+    where sizes come from): inlined, it would not follow the input's size."""
+    found = []
+    map_aggregate((node.args, node.kwargs),
+                  lambda a: found.append(a) if isinstance(a, (torch.SymInt, torch.SymFloat, torch.SymBool)) else a)
+    return bool(found)
 
 
 def _is_aten_call(node: Node) -> bool:

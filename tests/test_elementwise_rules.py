@@ -17,6 +17,7 @@ import expecttest
 import pytest
 import torch
 from complex_testing import (
+    assert_close,
     aten_graph,
     compile_and_compare,
     dynamo_graph,
@@ -26,6 +27,8 @@ from complex_testing import (
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from torch import nn
+
+from inductor_complex import ComplexToRealPass
 
 inf, nan = math.inf, math.nan
 EDGE = [0.0, -0.0, 1.0, -1.0, 2.5, -3.0, inf, -inf, nan, 1e30, -1e30, 1e-30, 1e-40, 100.0, -100.0, 3e38, 89.0, 0.5]
@@ -796,3 +799,17 @@ def test_inlined_composites_compile_with_eagers_gradients():
     report, fallbacks = compile_and_compare(fn, z, atol=1e-5, rtol=1e-5)
     assert report.count("inlined") == 3 and not report.count("kept") and not report.count("bridged"), report.format()
     assert fallbacks.beyond_edges == [], fallbacks.ops
+
+
+def test_composite_with_symbolic_sizes_is_kept_not_baked():
+    # make_fx on symbolic fake values records sizes as constants; inlined,
+    # they would not follow the input's size, so such a trace is not used.
+    def fn(z):
+        return torch.diff(z)
+
+    z = torch.randn(5, dtype=torch.complex64)
+    compiled = torch.compile(fn, dynamic=True, fullgraph=True,
+                             options={"pre_grad_custom_pass": ComplexToRealPass(fused_rotary=False)})
+    for n in (5, 7, 9):
+        z = torch.randn(n, dtype=torch.complex64)
+        assert_close(compiled(z), fn(z))
