@@ -182,6 +182,10 @@ class Edges:
         # Made right before the user, in its grad mode, as eager's op sees the
         # tensor there: a view shared from a no_grad region would refuse an
         # in-place write with grad that eager allows on a tensor of its own.
+        if writes and self.rw.tracks_grad and self.rw.grad_enabled_at(user) and refuses_writes_with_grad(pair):
+            # A rule made the pair itself as a view under no_grad (matmul's result
+            # is a view of its GEMM's): no view of it can take this write. Stock can.
+            raise GraphLeftUnchanged(user, describe_target(user), "an op without a rule writes with grad into a value a rule made as a view under no_grad")
         if writes and self.rw.tracks_grad and not self.rw.grad_enabled_at(user) and pair.requires_grad:
             # ... except a write under no_grad into a tensor that requires grad:
             # a view made there and written makes autograd refuse the tensor's

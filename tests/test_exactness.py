@@ -625,3 +625,26 @@ def test_view_of_a_tensor_written_in_place_shares_its_storage_across_a_graph_bre
     assert_close(compile_with_pass(fn, backend)(x.clone()), fn(x.clone()))
     v, imag = compile_with_pass(first_graph, backend)(x.clone())
     assert imag.untyped_storage().data_ptr() == v.untyped_storage().data_ptr()
+
+
+def test_kept_write_with_grad_into_a_no_grad_view_leaves_the_graph_to_stock():
+    # Found by the fuzzer's long run: matmul's rule returns a view of its GEMM,
+    # made under no_grad here; the kept mul_ (its operand carries the conj bit)
+    # then writes into it with grad, which autograd refuses for any view of it
+    # (a compile error). Eager's v is a tensor of its own: the graph is left as it was.
+    def fn(x):
+        with torch.no_grad():
+            v = x @ x
+        v.mul_(x)
+        return x, x.exp()
+
+    base = torch.randn(3, 3, dtype=torch.complex128)
+    expected = fn(base.conj().clone().requires_grad_().conj())
+    complex_pass = ComplexToRealPass(fused_rotary=False)
+    compiled = torch.compile(fn, backend=lambda gm, ex: complex_pass(gm.graph) or gm.forward)
+    x = base.conj().clone().requires_grad_().conj()
+    actual = compiled(x)
+    assert_close(actual, expected)
+    decision = next(d for r in complex_pass.reports for d in r.decisions if d.action == "kept")
+    assert "a view under no_grad" in decision.reason
+    assert_close(compile_with_pass(fn, "aot_eager")(base.conj().clone().requires_grad_().conj()), expected)
