@@ -14,14 +14,13 @@ graph as the rewrite left it, and the rewrite can still be undone.
 from __future__ import annotations
 
 import operator
-from typing import Any
 
 import torch
 import torch.fx
 from torch._dispatch.python import enable_python_dispatcher
 from torch.fx.experimental.proxy_tensor import make_fx
-from torch.fx.node import map_arg
 
+from .graph_meta import copy_traced, node_call
 from .values import fake_value
 
 Node = torch.fx.Node
@@ -45,34 +44,13 @@ def _is_aten(node: Node) -> bool:
 def _trace(node: Node, fake_mode, decompositions: dict) -> torch.fx.GraphModule:
     """``node``'s call as an aten graph over its input nodes' fake values,
     decomposed as Inductor's own graphs are (it lowers ``cat``, not ``stack``)."""
-    inputs = node.all_input_nodes
-
-    def call(*values):
-        args, kwargs = map_arg((node.args, node.kwargs), dict(zip(inputs, values)).__getitem__)
-        if node.op == "call_method":
-            return getattr(args[0], node.target)(*args[1:], **kwargs)
-        return node.target(*args, **kwargs)
-
     with fake_mode, enable_python_dispatcher():
-        return make_fx(call, decompositions, tracing_mode="real")(*[fake_value(n) for n in inputs])
+        return make_fx(node_call(node), decompositions, tracing_mode="real")(*[fake_value(n) for n in node.all_input_nodes])
 
 
 def _inline(graph: torch.fx.Graph, node: Node, traced: torch.fx.GraphModule) -> None:
     """Put ``traced``'s nodes where ``node`` is and hand its users their results."""
-    placeholders = [n for n in traced.graph.nodes if n.op == "placeholder"]
-    env: dict[Node, Any] = dict(zip(placeholders, node.all_input_nodes))
-    result: Any = None
-    with graph.inserting_before(node):
-        for n in traced.graph.nodes:
-            if n.op == "placeholder":
-                continue
-            if n.op == "output":
-                result = map_arg(n.args[0], env.__getitem__)
-                break
-            env[n] = graph.node_copy(n, env.__getitem__)
-            for key in ("stack_trace", "nn_module_stack"):
-                if key in node.meta:
-                    env[n].meta[key] = node.meta[key]
+    _, result = copy_traced(graph, node, traced, keep_values=True)  # (Inductor lowers by the trace's values)
     if isinstance(result, (list, tuple)):
         # A multi-output call: its users are getitems.
         for user in list(node.users):

@@ -142,8 +142,11 @@ class PostGradComplexToRealPass(ComplexToRealPass):
 
     def _rewriter_options(self, graph: torch.fx.Graph) -> dict:
         # A backward graph's outputs are gradients, which autograd takes as they
-        # come (views of a real buffer included); AOTAutograd names its inputs
-        # tangents_1, tangents_2, ... Any other graph returns the caller's
-        # tensors, already given eager's aliasing by the pre-grad pass.
-        backward = any(n.op == "placeholder" and n.name.startswith("tangents") for n in graph.nodes)
-        return {"keep_writes": True, "keep_returned": not backward}
+        # come (views of a real buffer included). Any other graph returns the
+        # caller's tensors, already given eager's aliasing by the pre-grad pass.
+        return {"keep_writes": True, "keep_returned": not is_backward_graph(graph)}
+
+
+def is_backward_graph(graph: torch.fx.Graph) -> bool:
+    """AOTAutograd's backward graphs take the tangents as ``tangents_1``, ``tangents_2``, ..."""
+    return any(n.name.startswith("tangents") for n in graph.find_nodes(op="placeholder"))

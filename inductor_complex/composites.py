@@ -16,14 +16,13 @@ trace that holds anything but aten ops.
 
 from __future__ import annotations
 
-from typing import Any
-
 import torch
 import torch.fx
 from torch._dispatch.python import no_python_dispatcher
 from torch.fx.experimental.proxy_tensor import make_fx
-from torch.fx.node import map_aggregate, map_arg
+from torch.fx.node import map_aggregate
 
+from .graph_meta import node_call
 from .values import fake_value
 
 Node = torch.fx.Node
@@ -36,16 +35,9 @@ def decomposition(node: Node, fake_mode, grad_enabled: bool) -> torch.fx.GraphMo
     inputs = node.all_input_nodes
     if any(not isinstance(fake_value(n), torch.Tensor) for n in inputs):
         return None  # (symbolic sizes as arguments: not traced here)
-
-    def call(*values):
-        args, kwargs = map_arg((node.args, node.kwargs), dict(zip(inputs, values)).__getitem__)
-        if node.op == "call_method":
-            return getattr(args[0], node.target)(*args[1:], **kwargs)
-        return node.target(*args, **kwargs)
-
     try:
         with fake_mode, torch.set_grad_enabled(grad_enabled), no_python_dispatcher():
-            traced = make_fx(call, tracing_mode="real")(*[fake_value(n) for n in inputs])
+            traced = make_fx(node_call(node), tracing_mode="real")(*[fake_value(n) for n in inputs])
     except Exception:  # noqa: BLE001 - an op the trace cannot take stays as it is
         return None
     calls = [n for n in traced.graph.nodes if n.op not in ("placeholder", "output")]
@@ -79,25 +71,3 @@ def _same_op(traced: Node, original: Node) -> bool:
         return original.target.overloadpacket.__name__ == name
     original_name = original.target if original.op == "call_method" else getattr(original.target, "__name__", None)
     return original_name == name
-
-
-def inline(graph: torch.fx.Graph, node: Node, traced: torch.fx.GraphModule, on_create) -> tuple[list[Node], Any]:
-    """Copy ``traced``'s nodes in before ``node``; returns them and what stands
-    for ``node``'s result (a node, or a tuple of nodes)."""
-    placeholders = [n for n in traced.graph.nodes if n.op == "placeholder"]
-    env: dict[Node, Any] = dict(zip(placeholders, node.all_input_nodes))
-    made: list[Node] = []
-    result: Any = None
-    with graph.inserting_before(node):
-        for n in traced.graph.nodes:
-            if n.op == "placeholder":
-                continue
-            if n.op == "output":
-                result = map_arg(n.args[0], env.__getitem__)
-                break
-            copy = graph.node_copy(n, env.__getitem__)
-            copy.meta = {key: node.meta[key] for key in ("stack_trace", "nn_module_stack", "source_fn_stack") if key in node.meta}
-            env[n] = copy
-            made.append(copy)
-            on_create(copy)
-    return made, result

@@ -17,7 +17,7 @@ from torch._dynamo.backends.common import aot_autograd
 from torch._functorch.aot_autograd import make_boxed_func
 from torch.utils._pytree import tree_leaves
 
-from .complex_to_real_pass import ComplexToRealPass
+from .complex_to_real_pass import ComplexToRealPass, is_backward_graph
 from .report import Report
 
 
@@ -65,7 +65,7 @@ def explain(fn, *args, backward: bool = False, **options) -> Explanation:
             complex_pass.post_grad(gm.graph)
             gm.recompile()
             reports.append(complex_pass.post_grad.last_report)
-            kind = "backward" if any(n.name.startswith("tangents") for n in gm.graph.find_nodes(op="placeholder")) else "forward"
+            kind = "backward" if is_backward_graph(gm.graph) else "forward"
             names.append(f"{name} ({kind}, after autograd)")
             return make_boxed_func(gm.forward)
         return compiler

@@ -62,12 +62,11 @@ def fake_run(node: torch.fx.Node, fake_mode, grad_enabled: bool):
     C++ kernels and composites, not the Python decompositions Dynamo's fake
     values come from (its ``matmul`` views the result of its ``bmm``; eager's
     returns a tensor of its own)."""
-    args, kwargs = map_arg((node.args, node.kwargs), fake_value)
+    call = node_call(node)
+    values = [fake_value(n) for n in node.all_input_nodes]
 
     def run():
-        if node.op == "call_method":
-            return getattr(args[0], node.target)(*args[1:], **kwargs)
-        return node.target(*args, **kwargs)
+        return call(*values)
 
     with fake_mode, torch.set_grad_enabled(grad_enabled), torch._C._DisableAutocast():
         try:
@@ -79,6 +78,44 @@ def fake_run(node: torch.fx.Node, fake_mode, grad_enabled: bool):
         # Some C++ kernels take only concrete sizes (constant_pad_nd): with
         # symbolic ones, the Python decomposition Dynamo itself ran.
         return run()
+
+
+def node_call(node: torch.fx.Node):
+    """``node``'s call as a function of its input nodes' values, in the order
+    of ``node.all_input_nodes`` (to run on fake values, or to trace)."""
+    inputs = node.all_input_nodes
+
+    def call(*values):
+        args, kwargs = map_arg((node.args, node.kwargs), dict(zip(inputs, values)).__getitem__)
+        if node.op == "call_method":
+            return getattr(args[0], node.target)(*args[1:], **kwargs)
+        return node.target(*args, **kwargs)
+
+    return call
+
+
+def copy_traced(graph: torch.fx.Graph, node: torch.fx.Node, traced: torch.fx.GraphModule, *, keep_values: bool):
+    """Copy the nodes of ``traced`` (a trace of :func:`node_call`) in before
+    ``node``, each with ``node``'s provenance; returns them and what stands for
+    ``node``'s result (a node, or a tuple of nodes). ``keep_values=False``
+    drops the trace's fake values (the caller computes them in its own key)."""
+    placeholders = [n for n in traced.graph.nodes if n.op == "placeholder"]
+    env: dict = dict(zip(placeholders, node.all_input_nodes))
+    made, result = [], None
+    with graph.inserting_before(node):
+        for n in traced.graph.nodes:
+            if n.op == "placeholder":
+                continue
+            if n.op == "output":
+                result = map_arg(n.args[0], env.__getitem__)
+                break
+            copy = graph.node_copy(n, env.__getitem__)
+            if not keep_values:
+                copy.meta = {}
+            copy.meta.update({name: node.meta[name] for name in _PROVENANCE if name in node.meta})
+            env[n] = copy
+            made.append(copy)
+    return made, result
 
 
 def propagate_fake_values(new_nodes, origin: torch.fx.Node, fake_mode, key: str, grad_enabled: bool = False) -> None:

@@ -26,7 +26,7 @@ from torch.fx.node import map_aggregate, map_arg
 
 from . import composites, strides
 from .edges import Edges, GraphLeftUnchanged
-from .graph_meta import FakeRecordingTracer, graph_fake_mode, meta_key, record_fake_value
+from .graph_meta import FakeRecordingTracer, copy_traced, graph_fake_mode, meta_key, record_fake_value
 from .graph_modes import ambient_modes, modes_by_node
 from .mutation import mutates, mutates_metadata, shares_storage, written_args
 from .report import Report
@@ -123,7 +123,7 @@ class ComplexRewriter:
                 # `y.t_()` the graph says y is already transposed, and a pair
                 # held for y would not follow the op. Stock handles it.
                 raise GraphLeftUnchanged(node, describe_target(node), "an in-place op changes a tensor's shape or strides")
-        self.returned_through_views = _returned_through_views(self.graph) if self.keep_returned else set()
+        self.made_into_forward_outputs = _made_into_forward_outputs(self.graph) if self.keep_returned else set()
         self._take_eager_layouts()
         values = [fake_value(node) for node in self.graph.nodes if node.op in ("placeholder", "get_attr")]
         self.symbolic = any(
@@ -203,7 +203,7 @@ class ComplexRewriter:
                 return
             self._keep(node, op, f"no rule for {call.name if call else op}")
             return
-        if node in self.returned_through_views:
+        if node in self.made_into_forward_outputs:
             self._keep(node, op, "returned by a forward graph (its aliasing was fixed before this hook)")
             return
         try:
@@ -220,7 +220,9 @@ class ComplexRewriter:
         traced = composites.decomposition(node, self.fake_mode, grad)
         if traced is None:
             return False
-        made, result = composites.inline(self.graph, node, traced, self._created)
+        made, result = copy_traced(self.graph, node, traced, keep_values=False)
+        for new in made:
+            self._created(new)
         try:
             for new in made:
                 self.modes[new], self.position[new] = self.modes[node], self.position.get(node, -1)
@@ -508,7 +510,7 @@ def _held(result) -> Held:
     return Held(result.data.node)
 
 
-def _returned_through_views(graph: torch.fx.Graph) -> set[Node]:
+def _made_into_forward_outputs(graph: torch.fx.Graph) -> set[Node]:
     """The nodes whose values a graph output is, views, or is computed from
     through complex values only (a copy the pre-grad pass made on purpose,
     ``_refusing_view``, is part of what the caller gets)."""

@@ -807,9 +807,11 @@ def test_composite_with_symbolic_sizes_is_kept_not_baked():
     def fn(z):
         return torch.diff(z)
 
-    z = torch.randn(5, dtype=torch.complex64)
-    compiled = torch.compile(fn, dynamic=True, fullgraph=True,
-                             options={"pre_grad_custom_pass": ComplexToRealPass(fused_rotary=False)})
+    complex_pass = ComplexToRealPass(fused_rotary=False)
+    compiled = torch.compile(fn, dynamic=True, fullgraph=True, options={"pre_grad_custom_pass": complex_pass})
     for n in (5, 7, 9):
         z = torch.randn(n, dtype=torch.complex64)
         assert_close(compiled(z), fn(z))
+    decisions = [d for r in complex_pass.reports for d in r.decisions]
+    assert not any(d.action == "inlined" for d in decisions)
+    assert any(d.op == "torch.diff" and d.action == "kept" for d in decisions), decisions

@@ -9,7 +9,7 @@ from __future__ import annotations
 import torch
 
 from ..values import Pair
-from .common import fake, pair_data, pair_dim, require_complex_out, shape_args
+from .common import pair_data, pair_dim, require_complex_out, shape_args
 from .registry import Unsupported, keep_bits, rule, toggle_conj
 
 
