@@ -20,7 +20,6 @@ import torch
 import torch.fx
 from torch._dispatch.python import no_python_dispatcher
 from torch.fx.experimental.proxy_tensor import make_fx
-from torch.fx.node import map_aggregate
 
 from .graph_meta import node_call
 from .values import fake_value
@@ -33,28 +32,26 @@ def decomposition(node: Node, fake_mode, grad_enabled: bool) -> torch.fx.GraphMo
     if node.op not in ("call_function", "call_method") or isinstance(node.target, torch._ops.HigherOrderOperator):
         return None
     inputs = node.all_input_nodes
-    if any(not isinstance(fake_value(n), torch.Tensor) for n in inputs):
-        return None  # (symbolic sizes as arguments: not traced here)
+    if any(not isinstance(fake_value(n), torch.Tensor) or _symbolic(fake_value(n)) for n in inputs):
+        # Traced on symbolic sizes, the decomposition comes out specialized to
+        # their hints (vander's `empty([5, 5])`): Dynamo would then guard on
+        # them and compile again for every size. Symbolic sizes as arguments too.
+        return None
     try:
         with fake_mode, torch.set_grad_enabled(grad_enabled), no_python_dispatcher():
             traced = make_fx(node_call(node), tracing_mode="real")(*[fake_value(n) for n in inputs])
     except Exception:  # noqa: BLE001 - an op the trace cannot take stays as it is
         return None
     calls = [n for n in traced.graph.nodes if n.op not in ("placeholder", "output")]
-    if not calls or any(not _is_aten_call(n) or _holds_raw_symbols(n) for n in calls):
+    if not calls or any(not _is_aten_call(n) for n in calls):
         return None
     if len(calls) == 1 and _same_op(calls[0], node):
         return None  # the op's own kernel
     return traced
 
 
-def _holds_raw_symbols(node: Node) -> bool:
-    """A symbolic size baked into an argument (this trace does not record
-    where sizes come from): inlined, it would not follow the input's size."""
-    found = []
-    map_aggregate((node.args, node.kwargs),
-                  lambda a: found.append(a) if isinstance(a, (torch.SymInt, torch.SymFloat, torch.SymBool)) else a)
-    return bool(found)
+def _symbolic(value: torch.Tensor) -> bool:
+    return not all(isinstance(n, int) for n in (*value.shape, *value.stride(), value.storage_offset()))
 
 
 def _is_aten_call(node: Node) -> bool:
