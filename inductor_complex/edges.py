@@ -17,6 +17,8 @@
 
 from __future__ import annotations
 
+import operator
+
 import contextlib
 from typing import TYPE_CHECKING, Any
 
@@ -56,6 +58,11 @@ def _viewable(pair: torch.Tensor) -> bool:
     )
 
 
+def _whole_index(index) -> bool:
+    """An index (of ``z[index] = v``) that selects the whole tensor: only ``...`` and ``:``."""
+    return all(i is Ellipsis or i == slice(None) for i in (index if isinstance(index, tuple) else (index,)))
+
+
 class Edges:
     """Entry views, bridges and outputs of one rewrite (see the module docstring)."""
 
@@ -63,6 +70,8 @@ class Edges:
         self.rw = rewriter
         self.graph = rewriter.graph
         self.entries: dict[Node, Held] = {}  # complex value left complex → its entry view
+        self.renewed_after: dict[Node, Node] = {}  # value → the write after which its next entry view goes
+        self.renewed: list[tuple[Node, Held]] = []  # (value, an entry view made before such a write)
 
     # ----------------------------------------------------------- node making
     def _make(self, target, *args, before: Node, modes_of: Node, method: bool = False, **kwargs) -> Node:
@@ -95,7 +104,10 @@ class Edges:
         """The held form of a complex value that stays complex (made once, a view)."""
         if value in self.entries:
             return self.entries[value]
-        before = self._first_non_input() if value.op in ("placeholder", "get_attr") else value.next
+        if value in self.renewed_after:
+            before = self.renewed_after[value].next
+        else:
+            before = self._first_non_input() if value.op in ("placeholder", "get_attr") else value.next
         if value.op == "get_attr" and self.rw.position.get(value, 0) > self.rw.position.get(before, 0):
             # Dynamo's graphs of optimizer steps read some state mid-graph, maybe
             # under no_grad; the view goes where the graph starts (see above),
@@ -124,6 +136,52 @@ class Edges:
         self.entries[value] = Held(view, conj, neg)
         return self.entries[value]
 
+    def renew_entries_written_by(self, node: Node) -> None:
+        """Entry views of what ``node`` writes with grad are made again after it.
+
+        A ``view_as_real`` taken before its base came to require grad (a
+        write with a tensor that requires it) refuses in-place writes from
+        then on ("a leaf Variable that requires grad"), where eager writes the
+        base itself; a view taken after the write takes them."""
+        if not (self.rw.tracks_grad and self.rw.grad_enabled_at(node)):
+            return
+        written = [fake_value(arg) for arg in written_args(node) if isinstance(arg, Node)]
+        for value in list(self.entries):
+            if any(isinstance(w, torch.Tensor) and shares_storage(w, fake_value(value)) for w in written):
+                self.renewed.append((value, self.entries.pop(value)))
+                self.renewed_after[value] = node
+
+    def write_inputs_whole(self, op: Node, made: list[Node]) -> None:
+        """A rule's write of the whole of a complex graph input, made on the
+        input itself, as eager's op writes it, not through its entry view.
+
+        AOTAutograd functionalizes a write through the view as a write into a
+        view of the input, whose backward reads the input's strides under
+        dynamic shapes. Saving the input for them, the min-cut partitioner
+        then recomputes from it values read before the write (pytorch#197039):
+        a backward that raises where eager's, and stock's direct write, run."""
+        entries = {held.data: value for value, held in self.entries.items()
+                   if value.op == "placeholder" and held.bits == NO_BITS and held.data.args[0] is value}
+        for node in made:
+            if node.users or not node.args or node.args[0] not in entries or node.kwargs:
+                continue
+            value = entries[node.args[0]]
+            whole_setitem = node.target is operator.setitem and _whole_index(node.args[1]) and isinstance(node.args[2], Node)
+            if node.op == "call_method" and node.target == "zero_" and len(node.args) == 1:
+                self._make("zero_", value, before=node, modes_of=op, method=True)
+            elif whole_setitem or (node.op == "call_method" and node.target == "copy_" and isinstance(node.args[1], Node)):
+                source = node.args[2] if whole_setitem else node.args[1]
+                if fake_value(source).dtype != fake_value(node.args[0]).dtype:
+                    continue  # (view_as_complex takes the pair's own dtypes only)
+                if not _viewable(fake_value(source)):
+                    source = self._make("contiguous", source, before=node, modes_of=op, method=True)
+                source = self._make(torch.view_as_complex, source, before=node, modes_of=op)
+                self._make("copy_", value, source, *([] if whole_setitem else node.args[2:]), before=node, modes_of=op, method=True)
+            else:
+                continue
+            self.rw.created.discard(node)
+            self.graph.erase_node(node)
+
     def _written_later_with_grad(self, value: Node, at: Node) -> bool:
         """``value``, defined under no_grad at ``at`` in a training graph, is
         written in place further on where grad is enabled."""
@@ -137,9 +195,9 @@ class Edges:
 
     def report_entries(self) -> None:
         # Entry views made for a rule that then refused have no users: not reported.
-        for value, held in self.entries.items():
-            if held.data.users:
-                self.rw.report.add(value, "torch.view_as_real", "entry_view")
+        used = dict.fromkeys(value for value, held in [*self.renewed, *self.entries.items()] if held.data.users)
+        for value in used:
+            self.rw.report.add(value, "torch.view_as_real", "entry_view")
 
     # --------------------------------------------------------------- bridges
     def bridge_inputs(self, node: Node, action: str) -> bool:

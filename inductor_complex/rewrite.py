@@ -95,6 +95,7 @@ class ComplexRewriter:
             if node.op in ("call_function", "call_method"):
                 if self._involves_complex(node):
                     self._visit(node)
+                    self.edges.renew_entries_written_by(node)
             elif node.op == "output":
                 self.edges.bridge_outputs(node)
         self.graph.lint()
@@ -320,6 +321,7 @@ class ComplexRewriter:
             if isinstance(error, Unsupported):
                 raise
             raise Unsupported(f"rule {rule.__name__} failed: {type(error).__name__}: {error}") from error
+        self.edges.write_inputs_whole(node, self.attempt)
         self._record(node, result)
 
     def _lazy_path(self, node: Node, call, expected):

@@ -648,3 +648,45 @@ def test_kept_write_with_grad_into_a_no_grad_view_leaves_the_graph_to_stock():
     decision = next(d for r in complex_pass.reports for d in r.decisions if d.action == "kept")
     assert "a view under no_grad" in decision.reason
     assert_close(compile_with_pass(fn, "aot_eager")(base.conj().clone().requires_grad_().conj()), expected)
+
+
+def _gradient_of(outputs, leaf):
+    loss = sum((torch.view_as_real(o) if o.is_complex() else o).sum() * (i + 1) for i, o in enumerate(outputs))
+    return torch.autograd.grad(loss, leaf)
+
+
+WHOLE_WRITES = {
+    "add_": lambda x: x.add_(1j),
+    "iadd": lambda x: x.__iadd__(1j),
+    "exp_": lambda x: x.exp_(),
+    "copy_": lambda x: x.copy_(x * 2),
+    "fill_": lambda x: x.fill_(2j),
+    "zero_": lambda x: x.zero_(),
+    "setitem_ellipsis": lambda x: x.__setitem__(Ellipsis, 1j),
+}
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+@pytest.mark.parametrize("write", WHOLE_WRITES, ids=list(WHOLE_WRITES))
+def test_write_of_a_whole_input_after_it_came_to_require_grad_keeps_its_backward(write, dynamic):
+    # Found by the fuzzer's long run: `x.mul_(w)` makes the input require
+    # grad, then a rule writes the whole of it. Written through its entry
+    # view, AOTAutograd's backward read the input's strides, and the min-cut
+    # partitioner, saving the input for them, recomputed from it the value
+    # mul_'s backward needs after the write: the backward raised (dynamic
+    # shapes). A setitem or fill_ through a view taken before the input
+    # required grad raised at compile ("a leaf Variable that requires grad").
+    def fn(x, w):
+        x.mul_(w)
+        real = x.real
+        WHOLE_WRITES[write](x)
+        return x, real
+
+    x = torch.randn(2, 3, 2, dtype=torch.complex64)
+    w = torch.randn(3, 2, dtype=torch.float64)
+    expected_w, actual_w = w.clone().requires_grad_(), w.clone().requires_grad_()
+    expected = fn(x.clone(), expected_w)
+    actual = compile_with_pass(fn, "aot_eager", dynamic)(x.clone(), actual_w)
+    assert_close(actual, expected)
+    # (float64 gradients through complex64 math: float32's rounding)
+    assert_close(_gradient_of(actual, actual_w), _gradient_of(expected, expected_w), rtol=1e-5, atol=1e-5)

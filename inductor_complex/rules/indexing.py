@@ -72,9 +72,9 @@ def copy(z: Pair, src, non_blocking=False, *, out):
 def fill_(z: Pair, value, *, out):
     if not (isinstance(z, Pair) and is_scalar(value)):
         raise Unsupported("fill_ with a tensor value")
-    value = complex(value)
-    z.re.fill_(value.real)
-    z.im.fill_(value.imag)
+    # One write of the whole pair (a broadcast copy of the two parts), as
+    # eager's fill_ is one write of the whole tensor.
+    z.data.copy_(_value_data(z, value, fake(z.data).device))
     return z
 
 
