@@ -61,11 +61,13 @@ def _inline(graph: torch.fx.Graph, node: Node, traced: torch.fx.GraphModule) -> 
     graph.erase_node(node)
 
 
-def lower_to_aten(graph: torch.fx.Graph, fake_mode) -> int:
-    """Replace every call Inductor would refuse by its aten trace; returns how many."""
-    from torch._inductor.decomposition import select_decomp_table  # (imports much of Inductor)
+def lower_to_aten(graph: torch.fx.Graph, fake_mode, decompositions: dict | None = None) -> int:
+    """Replace every call Inductor would refuse by its aten trace, decomposed
+    by ``decompositions`` (default: Inductor's table); returns how many."""
+    if decompositions is None:
+        from torch._inductor.decomposition import select_decomp_table  # (imports much of Inductor)
 
-    decompositions = select_decomp_table()
+        decompositions = select_decomp_table()
     todo = [n for n in graph.nodes if n.op in ("call_function", "call_method") and not _is_aten(n)]
     traced = [(node, _trace(node, fake_mode, decompositions)) for node in todo]
     for _, gm in traced:

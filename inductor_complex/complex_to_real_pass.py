@@ -87,6 +87,11 @@ class ComplexToRealPass(CustomGraphPass):
     def _rewriter_options(self, graph: torch.fx.Graph) -> dict:
         return {}
 
+    def aten_decompositions(self) -> dict | None:
+        """How the rules' torch-level calls are traced into aten ops, where the
+        graph must hold aten ops only (``None``: as Inductor decomposes)."""
+        return None
+
     def __call__(self, graph: torch.fx.Graph) -> None:
         report = Report()
         self.last_report = report
@@ -100,7 +105,7 @@ class ComplexToRealPass(CustomGraphPass):
             rewriter = ComplexRewriter(graph, report, **self._rewriter_options(graph))
             rewriter.run()
             if self.lowers_to_aten:
-                lower_to_aten(graph, rewriter.fake_mode)
+                lower_to_aten(graph, rewriter.fake_mode, self.aten_decompositions())
         except GraphLeftUnchanged as why:
             rewriter.undo()
             report.withdraw_since(walk_starts)

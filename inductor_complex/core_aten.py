@@ -1,0 +1,59 @@
+"""Core ATen forms of the ops the rules emit outside Core ATen.
+
+ExecuTorch and other Core ATen consumers refuse ``hypot``, ``copysign`` and
+``signbit``, which have no decomposition in torch's Core ATen table. These
+keep eager's numerics where they matter: ``hypot`` neither overflows nor
+underflows for large or tiny parts and is ``inf`` when either part is
+(NaN or not); ``signbit`` is exact for ``-0.0``. Given up: the sign bit of
+NaN (``signbit`` of any NaN is False, so ``copysign(x, nan)`` is ``|x|``),
+and ``hypot`` may differ from the C library's in the last bit.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import torch
+
+aten = torch.ops.aten
+
+
+def _signbit(x: torch.Tensor) -> torch.Tensor:
+    if not x.is_floating_point():
+        return x < 0
+    # -0.0 compares equal to 0; its reciprocal is -inf.
+    return (x < 0) | ((x == 0) & (torch.reciprocal(x) < 0))
+
+
+def _copysign(x, sign) -> torch.Tensor:
+    if not isinstance(sign, torch.Tensor):
+        sign = torch.scalar_tensor(sign, dtype=x.dtype if x.is_floating_point() else torch.get_default_dtype(), device=x.device)
+    magnitude = torch.abs(x if x.is_floating_point() else x.to(torch.promote_types(x.dtype, sign.dtype)))
+    return torch.where(_signbit(sign), -magnitude, magnitude)
+
+
+def _hypot(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    x, y = torch.abs(x), torch.abs(y)
+    big, small = torch.maximum(x, y), torch.minimum(x, y)
+    # Scaled by the larger part, so neither squaring over- nor underflows.
+    ratio = torch.where(big == 0, torch.zeros_like(big), small / big)
+    result = big * torch.sqrt(1 + ratio * ratio)
+    return torch.where(torch.isinf(x) | torch.isinf(y), torch.full_like(result, float("inf")), result)
+
+
+@functools.lru_cache(1)
+def _ours() -> dict:
+    return {
+        aten.signbit.default: _signbit,
+        aten.copysign.Tensor: _copysign,
+        aten.copysign.Scalar: _copysign,
+        aten.hypot.default: _hypot,
+    }
+
+
+def core_aten_decompositions() -> dict:
+    """torch.export's Core ATen table, with forms for the ops above."""
+    table = torch.export.default_decompositions()
+    for op, decomposition in _ours().items():
+        table[op] = decomposition
+    return table

@@ -1,0 +1,156 @@
+"""Exported programs with nothing complex inside, for runtimes that hold no
+complex tensor (ExecuTorch, ONNX Runtime, AOTInductor packages).
+
+``rewrite_exported_program(ep)`` runs the pass on the program's Core ATen
+graph, traces the rules' torch-level calls into Core ATen ops, and stores
+complex parameters, buffers and constants as their real ``[..., 2]`` form
+(``torch.view_as_real``'s layout) under the same names. The graph reads each
+one through ``view_as_complex``, which the pass then turns into the pair
+itself, so no complex value is left. With ``signature="real"`` complex user
+inputs and outputs become real ``[..., 2]`` tensors the same way.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+
+import torch
+import torch.fx
+from torch.export import ExportedProgram
+from torch.export.graph_signature import ExportGraphSignature, InputKind, OutputKind, TensorArgument
+
+from .complex_to_real_pass import ComplexToRealPass
+from .core_aten import core_aten_decompositions
+from .values import fake_value
+
+log = logging.getLogger(__name__)
+
+Node = torch.fx.Node
+
+SIGNATURES = ("keep", "real")
+_STATE_KINDS = (InputKind.PARAMETER, InputKind.BUFFER, InputKind.CONSTANT_TENSOR)
+REAL_SIGNATURE_KEY = "inductor_complex_real_signature"  # graph_module.meta: what ``signature="real"`` made real
+
+
+class ExportedProgramPass(ComplexToRealPass):
+    """The pass for an exported program's graph: its own nodes traced into Core ATen."""
+
+    lowers_to_aten = True
+
+    def __init__(self, *, fused_rotary: bool = False):
+        super().__init__(fused_rotary=fused_rotary)
+        self.post_grad = None
+
+    def aten_decompositions(self) -> dict:
+        return core_aten_decompositions()
+
+
+def rewrite_exported_program(ep: ExportedProgram, *, signature: str = "keep", fused_rotary: bool = False) -> ExportedProgram:
+    """A new program computing what ``ep`` computes, with no complex value inside.
+
+    ``signature="keep"``: complex user inputs and outputs keep their dtype
+    (read and returned through views). ``"real"``: they become real
+    ``[..., 2]`` tensors; ``result.graph_module.meta[REAL_SIGNATURE_KEY]``
+    lists which (``{"inputs": [...], "outputs": [...]}``, user positions).
+    Ops the pass cannot rewrite exactly stay complex, with a warning naming them.
+    """
+    if not isinstance(ep, ExportedProgram):
+        raise TypeError(f"rewrite_exported_program takes a torch.export.ExportedProgram, got {type(ep).__name__}")
+    if signature not in SIGNATURES:
+        raise ValueError(f"signature must be one of {SIGNATURES}, got {signature!r}")
+    if not isinstance(fused_rotary, bool):
+        raise TypeError(f"fused_rotary must be True or False, got {fused_rotary!r}")
+    program = ep.run_decompositions()  # a program of its own, in Core ATen
+    graph = program.graph_module.graph
+    state_dict, constants = dict(program.state_dict), dict(program.constants)
+    real_inputs = _real_placeholders(program, graph, state_dict, constants, signature)
+    real_outputs = _real_outputs(program, graph, signature)
+    graph_pass = ExportedProgramPass(fused_rotary=fused_rotary)
+    graph_pass(graph)
+    graph.eliminate_dead_code()
+    program.graph_module.recompile()
+    signature_after = _renamed_outputs(program.graph_signature, graph)
+    rewritten = program._update(program.graph_module, signature_after, state_dict=state_dict, constants=constants)
+    rewritten = rewritten.run_decompositions(core_aten_decompositions())  # what the rules emit outside Core ATen
+    rewritten.graph_module.meta[REAL_SIGNATURE_KEY] = {"inputs": real_inputs, "outputs": real_outputs}
+    kept = [d for d in graph_pass.last_report.decisions if d.action in ("kept", "bridged")]
+    if kept:
+        log.warning("inductor_complex: %d ops stay complex in the exported program: %s",
+                    len(kept), "; ".join(f"{d.op} ({d.reason})" for d in kept))
+    return rewritten
+
+
+def _real_placeholders(program, graph, state_dict, constants, signature) -> list[int]:
+    """Complex state (and, for ``"real"``, complex user inputs) made real
+    placeholders read through ``view_as_complex``; returns the user inputs made real."""
+    placeholders = graph.find_nodes(op="placeholder")
+    made_real: dict[str, torch.Tensor] = {}  # state name → its real form (one buffer may have several placeholders)
+    real_inputs, user_index = [], 0
+    for spec, node in zip(program.graph_signature.input_specs, placeholders):
+        value = fake_value(node)
+        is_complex = isinstance(value, torch.Tensor) and value.is_complex()
+        if spec.kind in _STATE_KINDS and is_complex:
+            store = state_dict if spec.target in state_dict else constants
+            if spec.target not in made_real:
+                made_real[spec.target] = _real_state(store[spec.target])
+                store[spec.target] = made_real[spec.target]
+            _read_as_complex(graph, node)
+        elif spec.kind == InputKind.USER_INPUT:
+            if signature == "real" and is_complex:
+                _read_as_complex(graph, node)
+                real_inputs.append(user_index)
+            user_index += 1
+    return real_inputs
+
+
+def _real_state(value: torch.Tensor) -> torch.Tensor:
+    real = torch.view_as_real(value.detach().resolve_conj().resolve_neg()).clone()
+    if isinstance(value, torch.nn.Parameter):
+        return torch.nn.Parameter(real, requires_grad=value.requires_grad)
+    return real
+
+
+def _read_as_complex(graph: torch.fx.Graph, placeholder: Node) -> None:
+    """``placeholder`` holds the real form from now on; its users read a complex view of it."""
+    complex_value = fake_value(placeholder)
+    with complex_value.fake_mode:
+        real_value = torch.view_as_real(complex_value.resolve_conj().resolve_neg())
+        placeholder.meta["val"] = real_value
+        with graph.inserting_after(graph.find_nodes(op="placeholder")[-1]):
+            view = graph.call_function(torch.ops.aten.view_as_complex.default, (placeholder,))
+        view.meta["val"] = torch.view_as_complex(real_value)
+    placeholder.meta.pop("tensor_meta", None)
+    placeholder.replace_all_uses_with(view, delete_user_cb=lambda user: user is not view)
+
+
+def _real_outputs(program, graph, signature) -> list[int]:
+    """Complex values the graph hands back as state updates (and, for
+    ``"real"``, as user outputs) returned as their real form; returns the user outputs made real."""
+    output = graph.find_nodes(op="output")[0]
+    values = list(output.args[0])
+    real_outputs, user_index = [], 0
+    for i, (spec, value) in enumerate(zip(program.graph_signature.output_specs, values)):
+        user = spec.kind == OutputKind.USER_OUTPUT
+        is_complex = isinstance(value, Node) and isinstance(fake_value(value), torch.Tensor) and fake_value(value).is_complex()
+        if is_complex and (spec.kind == OutputKind.BUFFER_MUTATION or (user and signature == "real")):
+            with graph.inserting_before(output):
+                values[i] = graph.call_function(torch.ops.aten.view_as_real.default, (value,))
+            with fake_value(value).fake_mode:
+                values[i].meta["val"] = torch.view_as_real(fake_value(value).resolve_conj().resolve_neg())
+            if user:
+                real_outputs.append(user_index)
+        user_index += user
+    output.args = (tuple(values),)
+    return real_outputs
+
+
+def _renamed_outputs(signature: ExportGraphSignature, graph: torch.fx.Graph) -> ExportGraphSignature:
+    """The signature with each output spec naming the node the graph now returns."""
+    returned = graph.find_nodes(op="output")[0].args[0]
+    specs = [
+        dataclasses.replace(spec, arg=TensorArgument(name=value.name))
+        if isinstance(spec.arg, TensorArgument) and isinstance(value, Node) else spec
+        for spec, value in zip(signature.output_specs, returned)
+    ]
+    return ExportGraphSignature(input_specs=list(signature.input_specs), output_specs=specs)

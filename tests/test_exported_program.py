@@ -1,0 +1,156 @@
+"""rewrite_exported_program: exported programs with no complex value inside,
+valid, saved and loaded, with eager's numbers, in Core ATen."""
+
+from __future__ import annotations
+
+import io
+import math
+
+import pytest
+import torch
+from complex_testing import assert_close
+from exported_models import models
+
+from inductor_complex import REAL_SIGNATURE_KEY, rewrite_exported_program
+from inductor_complex.core_aten import core_aten_decompositions
+
+MODELS = models()
+# What torch.export itself emits outside Core ATen (ExecuTorch removes it).
+EXPORTS_OWN = {torch.ops.aten._assert_tensor_metadata.default}
+
+
+def _exported(name):
+    module, args, dynamic_shapes = MODELS[name]
+    return module, args, torch.export.export(module, args, dynamic_shapes=dynamic_shapes)
+
+
+def _saved_and_loaded(ep):
+    buffer = io.BytesIO()
+    torch.export.save(ep, buffer)
+    buffer.seek(0)
+    return torch.export.load(buffer)
+
+
+def _complex_values(ep) -> list[str]:
+    return [n.name for n in ep.graph.nodes if isinstance(n.meta.get("val"), torch.Tensor) and n.meta["val"].is_complex()]
+
+
+def _outside_core_aten(ep) -> set:
+    return {
+        n.target for n in ep.graph.nodes
+        if n.op == "call_function" and isinstance(n.target, torch._ops.OpOverload)
+        and torch.Tag.core not in n.target.tags and n.target not in EXPORTS_OWN
+    }
+
+
+def _longer(args, name):
+    """The example inputs with their dynamic length changed (the program must follow)."""
+    module, _, dynamic_shapes = MODELS[name]
+    if dynamic_shapes is None:
+        return args
+    grown = []
+    for arg, dims in zip(args, dynamic_shapes):
+        shape = list(arg.shape)
+        for d in dims:
+            shape[d] += 3
+        grown.append(torch.randn(shape, dtype=arg.dtype))
+    return tuple(grown)
+
+
+@pytest.mark.parametrize("signature", ["keep", "real"])
+@pytest.mark.parametrize("name", list(MODELS))
+def test_rewritten_program_is_valid_saves_and_gives_eagers_numbers(name, signature):
+    module, args, ep = _exported(name)
+    rewritten = rewrite_exported_program(ep, signature=signature)
+    rewritten.validate()
+    loaded = _saved_and_loaded(rewritten)
+    real = rewritten.graph_module.meta[REAL_SIGNATURE_KEY]
+    for inputs in (args, _longer(args, name)):
+        expected = module(*inputs)
+        given = [torch.view_as_real(t) if i in real["inputs"] else t for i, t in enumerate(inputs)]
+        if real["outputs"]:
+            expected = torch.view_as_real(expected)
+        assert_close(loaded.module()(*given), expected, rtol=1e-5, atol=1e-5)
+    assert not _outside_core_aten(rewritten) - {torch.ops.aten.view_as_complex.default, torch.ops.aten.view_as_real.default}
+    if signature == "real" or not any(t.is_complex() for t in args):
+        assert not _complex_values(rewritten)
+        assert not _outside_core_aten(rewritten)
+    assert not any(v.is_complex() for v in [*rewritten.state_dict.values(), *rewritten.constants.values()])
+
+
+def test_stock_program_is_complex_and_outside_core_aten():
+    # What the rewrite buys: the same export, without it.
+    _, _, ep = _exported("llama_rope")
+    stock = ep.run_decompositions()
+    assert _complex_values(stock)
+    assert torch.ops.aten.view_as_complex.default in _outside_core_aten(stock)
+    assert stock.state_dict["freqs_cis"].is_complex()
+
+
+def test_complex_user_inputs_and_outputs_keep_their_dtype():
+    module, (z,), ep = _exported("complex_in_out")
+    rewritten = rewrite_exported_program(ep)
+    out = rewritten.module()(z)
+    assert out.dtype == torch.complex64
+    assert_close(out, module(z), rtol=1e-5, atol=1e-5)
+    # The complex values left are the input and output, through views only.
+    view_ops = {torch.ops.aten.view_as_real.default, torch.ops.aten.view_as_complex.default}
+    for node in rewritten.graph.nodes:
+        if node.op == "call_function" and node.name in _complex_values(rewritten):
+            assert node.target in view_ops, node.format_node()
+
+
+def test_real_signature_records_what_it_made_real():
+    _, _, ep = _exported("complex_in_out")
+    rewritten = rewrite_exported_program(ep, signature="real")
+    assert rewritten.graph_module.meta[REAL_SIGNATURE_KEY] == {"inputs": [0], "outputs": [0]}
+    placeholder = [n for n in rewritten.graph.nodes if n.op == "placeholder"][-1]
+    assert placeholder.meta["val"].shape[-1] == 2 and placeholder.meta["val"].dtype == torch.float32
+
+
+def test_buffer_read_by_several_placeholders_is_converted_once():
+    module, args, ep = _exported("llama_rope")
+    rewritten = rewrite_exported_program(ep)
+    assert rewritten.state_dict["freqs_cis"].shape == (*module.freqs_cis.shape, 2)
+    assert_close(torch.view_as_complex(rewritten.state_dict["freqs_cis"]), module.freqs_cis)
+
+
+def test_the_callers_program_is_left_as_it_was():
+    _, args, ep = _exported("llama_rope")
+    before = ep.graph_module.code
+    rewrite_exported_program(ep)
+    assert ep.graph_module.code == before
+    assert ep.state_dict["freqs_cis"].is_complex()
+
+
+def test_bad_arguments_are_named():
+    _, _, ep = _exported("complex_mlp")
+    with pytest.raises(TypeError, match="ExportedProgram"):
+        rewrite_exported_program(torch.nn.Linear(2, 2))
+    with pytest.raises(ValueError, match="signature"):
+        rewrite_exported_program(ep, signature="complex")
+    with pytest.raises(TypeError, match="fused_rotary"):
+        rewrite_exported_program(ep, fused_rotary=0)
+
+
+# ------------------------------------------------------- Core ATen forms
+
+
+def _decomposed(op):
+    return core_aten_decompositions()[op]
+
+
+def test_hypot_form_neither_overflows_nor_underflows_and_is_inf_at_inf():
+    x = torch.tensor([3.0, 1e30, 1e-30, 0.0, -0.0, math.inf, math.inf, -math.inf, math.nan, 5.0, 1e38])
+    y = torch.tensor([4.0, 1e30, 1e-30, 0.0, 2.0, math.nan, 1.0, math.nan, 1.0, -12.0, 1e38])
+    got, expected = _decomposed(torch.ops.aten.hypot.default)(x, y), torch.hypot(x, y)
+    torch.testing.assert_close(got, expected, equal_nan=True, rtol=2e-7, atol=0)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_signbit_and_copysign_forms_are_exact_at_signed_zeros(dtype):
+    x = torch.tensor([1.0, -2.0, 0.0, -0.0, math.inf, -math.inf, 3.0], dtype=dtype)
+    sign = torch.tensor([-0.0, 0.0, -1.0, 5.0, -0.0, 2.0, -math.inf], dtype=dtype)
+    assert torch.equal(_decomposed(torch.ops.aten.signbit.default)(sign), torch.signbit(sign))
+    got, expected = _decomposed(torch.ops.aten.copysign.Tensor)(x, sign), torch.copysign(x, sign)
+    assert torch.equal(got, expected) and torch.equal(torch.signbit(got), torch.signbit(expected))
