@@ -22,6 +22,7 @@ from .aten_lowering import lower_to_aten
 from .report import COUNTER, Report
 from .rewrite import ComplexRewriter, GraphLeftUnchanged, graph_has_complex
 from .rotary.pattern import fuse_rotary_sites
+from .targets import unwrap_edge_ops
 
 log = logging.getLogger(__name__)
 
@@ -100,6 +101,7 @@ class ComplexToRealPass(CustomGraphPass):
         try:
             if not graph_has_complex(graph):
                 return
+            unwrap_edge_ops(graph)  # ExecuTorch's Edge programs, as its AOTInductor backends hand them over
             fuse_rotary_sites(graph, report, self.fused_rotary)
             walk_starts = len(report.decisions)  # the fused sites stay fused if the walk is undone
             rewriter = ComplexRewriter(graph, report, **self._rewriter_options(graph))

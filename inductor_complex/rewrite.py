@@ -32,6 +32,7 @@ from .mutation import mutates, mutates_metadata, shares_storage, written_args
 from .report import Report
 from .rules import LAZY_BITS, RULES, Unsupported
 from .rules.common import tracing_into
+from .rules.registry import toggle_conj, toggle_neg
 from .targets import describe_target, normalize
 from .values import NO_BITS, Held, Pair, bits_of, fake_value, holds_complex, is_complex_tensor, real_dtype, resolved_pair
 
@@ -340,6 +341,9 @@ class ComplexRewriter:
                 return bits
         if any(w != NO_BITS for w in wanted):
             raise Unsupported("eager's result is a lazy conj/neg view this op cannot keep")
+        if predict in (toggle_conj, toggle_neg):
+            # Its rule only moves data: the bit it sets is the whole op.
+            raise Unsupported("eager's result lacks the conj/neg bit this op sets")
         return None
 
     def _holding(self, value: Node, create: bool = True) -> Held:

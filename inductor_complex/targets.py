@@ -76,6 +76,7 @@ _ALIASES = {
     "swapaxes": "transpose",
     "swapdims": "transpose",
     "split_with_sizes": "split",
+    "split_with_sizes_copy": "split_copy",
     "_conj": "conj",
     "concat": "cat",
     "concatenate": "cat",
@@ -180,3 +181,20 @@ def describe_target(node: torch.fx.Node) -> str:
     if module in ("_operator", "operator"):
         return f"operator.{name}"
     return f"{module}.{name}" if module else name
+
+
+def _edge_op(target: Any) -> torch._ops.OpOverload | None:
+    """The aten op an ExecuTorch Edge-dialect op wraps (``EdgeOpOverload._op``), found without importing ExecuTorch."""
+    op = None if isinstance(target, torch._ops.OpOverload) else getattr(target, "_op", None)
+    return op if isinstance(op, torch._ops.OpOverload) else None
+
+
+def unwrap_edge_ops(graph: torch.fx.Graph) -> int:
+    """Edge-dialect calls become calls of the aten ops they wrap (which they
+    only forward to), so the rules and Inductor see one form; returns how many."""
+    count = 0
+    for node in graph.nodes:
+        if node.op == "call_function" and (op := _edge_op(node.target)) is not None:
+            node.target = op
+            count += 1
+    return count

@@ -23,7 +23,7 @@ from . import (  # noqa: F401
     transcendental,
     trig,
 )
-from . import foreach  # noqa: F401  (last: it reuses the elementwise rules above)
+from . import copies, foreach  # noqa: F401  (last: they reuse the rules above)
 from .registry import LAZY_BITS, RULES, Unsupported, rule
 
 __all__ = ["LAZY_BITS", "RULES", "Unsupported", "rule"]
