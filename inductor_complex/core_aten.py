@@ -7,6 +7,8 @@ underflows for large or tiny parts and is ``inf`` when either part is
 (NaN or not); ``signbit`` is exact for ``-0.0``. Given up: the sign bit of
 NaN (``signbit`` of any NaN is False, so ``copysign(x, nan)`` is ``|x|``),
 and ``hypot`` may differ from the C library's in the last bit.
+
+``where`` over bools becomes logic (exact): onnxruntime has no bool ``Where``.
 """
 
 from __future__ import annotations
@@ -41,9 +43,17 @@ def _hypot(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     return torch.where(torch.isinf(x) | torch.isinf(y), torch.full_like(result, float("inf")), result)
 
 
+def _where(condition, a, b):
+    """``where`` over bools as logic: onnxruntime has no bool ``Where`` kernel."""
+    if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.dtype == b.dtype == torch.bool):
+        return NotImplemented  # (the op itself, as torch's table leaves it)
+    return torch.logical_or(torch.logical_and(condition, a), torch.logical_and(torch.logical_not(condition), b))
+
+
 @functools.lru_cache(1)
 def _ours() -> dict:
     return {
+        aten.where.self: _where,
         aten.signbit.default: _signbit,
         aten.copysign.Tensor: _copysign,
         aten.copysign.Scalar: _copysign,

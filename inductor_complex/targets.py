@@ -78,6 +78,7 @@ _ALIASES = {
     "split_with_sizes": "split",
     "split_with_sizes_copy": "split_copy",
     "_conj": "conj",
+    "_conj_physical": "conj_physical",
     "concat": "cat",
     "concatenate": "cat",
     "sym_size": "size",

@@ -112,6 +112,7 @@ UNARY = {
     "angle": lambda z: torch.angle(z),
     "sgn": lambda z: torch.sgn(z),
     "exp": lambda z: torch.exp(z),
+    "sigmoid": lambda z: torch.sigmoid(z),
     "log": lambda z: torch.log(z),
     "sqrt": lambda z: torch.sqrt(z),
     "isnan": lambda z: torch.isnan(z),

@@ -155,3 +155,13 @@ def sqrt(z, *, out):
     im = torch.where(zero, b, im)
     inf_b = torch.isinf(b)
     return pack(torch.where(inf_b, math.inf, re), torch.where(inf_b, b, im), out)
+
+
+@rule("sigmoid")
+def sigmoid(z, *, out):
+    """Eager's vectorized complex sigmoid, step by step: ``reciprocal(1 + exp(0 - z))``."""
+    from .arith import add, neg, reciprocal  # (arith's in-place forms import this module's)
+
+    if not isinstance(z, Pair):
+        raise Unsupported("sigmoid of a real tensor")
+    return reciprocal(add(exp(neg(z, out=out), out=out), 1, out=out), out=out)
