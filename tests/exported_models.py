@@ -34,8 +34,8 @@ class LlamaAttentionRope(nn.Module):
         batch, length, _ = x.shape
         q = self.wq(x).view(batch, length, self.heads, -1)
         k = self.wk(x).view(batch, length, self.heads, -1)
-        freqs = self.freqs_cis[:length].view(1, length, 1, -1)
-        q, k = self._rotate(q, freqs), self._rotate(k, freqs)
+        q = self._rotate(q, self.freqs_cis[:length].view(1, length, 1, -1))
+        k = self._rotate(k, self.freqs_cis[:length].view(1, length, 1, -1))
         return torch.einsum("blhd,bmhd->bhlm", q, k)
 
 

@@ -108,11 +108,37 @@ def test_real_signature_records_what_it_made_real():
     assert placeholder.meta["val"].shape[-1] == 2 and placeholder.meta["val"].dtype == torch.float32
 
 
-def test_buffer_read_by_several_placeholders_is_converted_once():
+def _with_a_second_placeholder_for(ep, name: str):
+    """``ep`` with one read of buffer placeholder ``name`` moved to a second
+    placeholder of the same buffer, as partitioners make them."""
+    from torch.export.graph_signature import ExportGraphSignature, InputSpec, TensorArgument
+
+    graph = ep.graph_module.graph
+    first = next(n for n in graph.find_nodes(op="placeholder") if n.name == name)
+    with graph.inserting_after(first):
+        second = graph.placeholder(f"{name}_again")
+    second.meta = dict(first.meta)
+    list(first.users)[-1].replace_input_with(first, second)
+    ep.graph_module.recompile()
+    specs = []
+    for spec in ep.graph_signature.input_specs:
+        specs.append(spec)
+        if spec.arg.name == name:
+            specs.append(InputSpec(kind=spec.kind, arg=TensorArgument(name=second.name), target=spec.target, persistent=spec.persistent))
+    return ep._update(ep.graph_module, ExportGraphSignature(input_specs=specs, output_specs=list(ep.graph_signature.output_specs)))
+
+
+def test_buffer_with_several_placeholders_is_converted_once():
     module, args, ep = _exported("llama_rope")
-    rewritten = rewrite_exported_program(ep)
+    twice = _with_a_second_placeholder_for(ep, "b_freqs_cis")
+    buffers = [s for s in twice.graph_signature.input_specs if s.target == "freqs_cis"]
+    assert len(buffers) == 2 and all(len(n.users) == 1 for n in twice.graph.find_nodes(op="placeholder") if n.name.startswith("b_freqs"))
+    rewritten = rewrite_exported_program(twice)
     assert rewritten.state_dict["freqs_cis"].shape == (*module.freqs_cis.shape, 2)
     assert_close(torch.view_as_complex(rewritten.state_dict["freqs_cis"]), module.freqs_cis)
+    assert not _complex_values(rewritten)
+    for x in (*args, torch.randn(2, 9, 16)):
+        assert_close(_saved_and_loaded(rewritten).module()(x), module(x), rtol=1e-5, atol=1e-5)
 
 
 def test_the_callers_program_is_left_as_it_was():
