@@ -70,8 +70,9 @@ class Edges:
         self.rw = rewriter
         self.graph = rewriter.graph
         self.entries: dict[Node, Held] = {}  # complex value left complex → its entry view
-        self.renewed_after: dict[Node, Node] = {}  # value → the write after which its next entry view goes
-        self.renewed: list[tuple[Node, Held]] = []  # (value, an entry view made before such a write)
+        # value → a write with grad after which its next use gets a new entry view
+        self.renewed_after: dict[Node, Node] = {}
+        self.renewed: list[tuple[Node, Held]] = []  # (value, an entry view a newer one replaced)
 
     # ----------------------------------------------------------- node making
     def _make(self, target, *args, before: Node, modes_of: Node, method: bool = False, **kwargs) -> Node:
@@ -102,7 +103,7 @@ class Edges:
     # ----------------------------------------------------------- entry views
     def entry(self, value: Node) -> Held:
         """The held form of a complex value that stays complex (made once, a view)."""
-        if value in self.entries:
+        if value in self.entries and value not in self.renewed_after:
             return self.entries[value]
         if value in self.renewed_after:
             before = self.renewed_after[value].next
@@ -133,6 +134,9 @@ class Edges:
             while cursor is not value:
                 cursor.meta["recompute"] = CheckpointPolicy.MUST_RECOMPUTE
                 cursor = cursor.args[0]
+        if value in self.entries:
+            self.renewed.append((value, self.entries[value]))
+        self.renewed_after.pop(value, None)
         self.entries[value] = Held(view, conj, neg)
         return self.entries[value]
 
@@ -146,10 +150,9 @@ class Edges:
         if not (self.rw.tracks_grad and self.rw.grad_enabled_at(node)):
             return
         written = [fake_value(arg) for arg in written_args(node) if isinstance(arg, Node)]
-        for value in list(self.entries):
+        for value in self.entries:
             if any(isinstance(w, torch.Tensor) and shares_storage(w, fake_value(value)) for w in written):
-                self.renewed.append((value, self.entries.pop(value)))
-                self.renewed_after[value] = node
+                self.renewed_after[value] = node  # (the old view stays its entry until then)
 
     def write_inputs_whole(self, op: Node, made: list[Node]) -> None:
         """A rule's write of the whole of a complex graph input, made on the

@@ -690,3 +690,26 @@ def test_write_of_a_whole_input_after_it_came_to_require_grad_keeps_its_backward
     assert_close(actual, expected)
     # (float64 gradients through complex64 math: float32's rounding)
     assert_close(_gradient_of(actual, actual_w), _gradient_of(expected, expected_w), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_kept_value_written_by_a_rule_with_grad_is_returned_as_its_own_tensor(dynamic):
+    # Found by the fuzzer's long run: when a write with grad made the next use
+    # of v0 take a new entry view, the output bridge no longer found the view
+    # the rule wrote through, returned v0 as a view of the graph's buffer, and
+    # autograd refused the in-place write with grad that eager's v0 takes.
+    def fn(x):
+        v = x.clone()
+        v[..., :1] = 2.5
+        e = x.exp()
+        with torch.no_grad():
+            x.mul_(x)
+        return v, e
+
+    x = torch.randn(3, dtype=torch.complex64)
+    expected = fn(x.clone().requires_grad_())
+    actual = compile_with_pass(fn, "aot_eager", dynamic)(x.clone().requires_grad_())
+    assert_close(actual, expected)
+    actual[0].mul_(torch.ones((), dtype=torch.complex64, requires_grad=True))
+    expected[0].mul_(torch.ones((), dtype=torch.complex64, requires_grad=True))
+    assert_close(actual[0], expected[0])
