@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import warnings
 
 import torch
 import torch.fx
@@ -46,21 +47,26 @@ class ExportedProgramPass(ComplexToRealPass):
         return core_aten_decompositions()
 
 
-def rewrite_exported_program(ep: ExportedProgram, *, signature: str = "keep", fused_rotary: bool = False) -> ExportedProgram:
+def rewrite_exported_program(ep: ExportedProgram, *, signature: str = "keep", fused_rotary: bool = False,
+                             complex128_as_float32: bool = False) -> ExportedProgram:
     """A new program computing what ``ep`` computes, with no complex value inside.
 
     ``signature="keep"``: complex user inputs and outputs keep their dtype
     (read and returned through views). ``"real"``: they become real
     ``[..., 2]`` tensors; ``result.graph_module.meta[REAL_SIGNATURE_KEY]``
     lists which (``{"inputs": [...], "outputs": [...]}``, user positions).
+    ``complex128_as_float32``: every complex128 and float64 value, input,
+    output and weight becomes complex64/float32 (for runtimes without
+    doubles, as Torch-TensorRT's ``truncate_double``), with a warning.
     Ops the pass cannot rewrite exactly stay complex, with a warning naming them.
     """
     if not isinstance(ep, ExportedProgram):
         raise TypeError(f"rewrite_exported_program takes a torch.export.ExportedProgram, got {type(ep).__name__}")
     if signature not in SIGNATURES:
         raise ValueError(f"signature must be one of {SIGNATURES}, got {signature!r}")
-    if not isinstance(fused_rotary, bool):
-        raise TypeError(f"fused_rotary must be True or False, got {fused_rotary!r}")
+    for option, value in (("fused_rotary", fused_rotary), ("complex128_as_float32", complex128_as_float32)):
+        if not isinstance(value, bool):
+            raise TypeError(f"{option} must be True or False, got {value!r}")
     program = ep.run_decompositions()  # a program of its own, in Core ATen
     graph = program.graph_module.graph
     state_dict, constants = dict(program.state_dict), dict(program.constants)
@@ -70,6 +76,12 @@ def rewrite_exported_program(ep: ExportedProgram, *, signature: str = "keep", fu
     graph_pass(graph)
     graph.eliminate_dead_code()
     program.graph_module.recompile()
+    if complex128_as_float32:
+        warnings.warn(
+            "rewrite_exported_program(complex128_as_float32=True): complex128 and float64 values are computed "
+            "in float32 (about 7 significant digits instead of 16, magnitudes up to 3e38 instead of 1e308)",
+            stacklevel=2)
+        _truncate_doubles(graph, state_dict, constants)
     signature_after = _renamed_outputs(program.graph_signature, graph)
     rewritten = program._update(program.graph_module, signature_after, state_dict=state_dict, constants=constants)
     rewritten = rewritten.run_decompositions(core_aten_decompositions())  # what the rules emit outside Core ATen
@@ -154,3 +166,24 @@ def _renamed_outputs(signature: ExportGraphSignature, graph: torch.fx.Graph) -> 
         for spec, value in zip(signature.output_specs, returned)
     ]
     return ExportGraphSignature(input_specs=list(signature.input_specs), output_specs=specs)
+
+
+_NARROWER = {torch.float64: torch.float32, torch.complex128: torch.complex64}
+
+
+def _truncate_doubles(graph: torch.fx.Graph, state_dict: dict, constants: dict) -> None:
+    """Doubles made singles: weights, the dtypes ops are asked for, and the
+    inputs (their fake values, from which the final retrace computes the rest)."""
+    for store in (state_dict, constants):
+        for name, value in store.items():
+            if isinstance(value, torch.Tensor) and value.dtype in _NARROWER:
+                narrow = value.detach().to(_NARROWER[value.dtype])
+                store[name] = torch.nn.Parameter(narrow, value.requires_grad) if isinstance(value, torch.nn.Parameter) else narrow
+    for node in graph.nodes:
+        if node.op == "placeholder":
+            value = fake_value(node)
+            if isinstance(value, torch.Tensor) and value.dtype in _NARROWER:
+                with value.fake_mode:
+                    node.meta["val"] = torch.empty_strided(value.shape, value.stride(), dtype=_NARROWER[value.dtype], device=value.device)
+                node.meta.pop("tensor_meta", None)
+        node.args, node.kwargs = torch.fx.node.map_aggregate((node.args, node.kwargs), lambda a: _NARROWER.get(a, a))

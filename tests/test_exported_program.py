@@ -157,6 +157,8 @@ def test_bad_arguments_are_named():
         rewrite_exported_program(ep, signature="complex")
     with pytest.raises(TypeError, match="fused_rotary"):
         rewrite_exported_program(ep, fused_rotary=0)
+    with pytest.raises(TypeError, match="complex128_as_float32"):
+        rewrite_exported_program(ep, complex128_as_float32="yes")
 
 
 # ------------------------------------------------------- Core ATen forms
@@ -180,3 +182,35 @@ def test_signbit_and_copysign_forms_are_exact_at_signed_zeros(dtype):
     assert torch.equal(_decomposed(torch.ops.aten.signbit.default)(sign), torch.signbit(sign))
     got, expected = _decomposed(torch.ops.aten.copysign.Tensor)(x, sign), torch.copysign(x, sign)
     assert torch.equal(got, expected) and torch.equal(torch.signbit(got), torch.signbit(expected))
+
+
+def test_complex128_as_float32_leaves_no_double_and_warns():
+    module, args, ep = _exported("polar_in_forward_c128")
+    with pytest.warns(UserWarning, match="computed in float32"):
+        rewritten = rewrite_exported_program(ep, complex128_as_float32=True)
+    rewritten.validate()
+    dtypes = {n.meta["val"].dtype for n in rewritten.graph.nodes if isinstance(n.meta.get("val"), torch.Tensor)}
+    assert dtypes == {torch.float32}
+    for inputs in (args, _longer(args, "polar_in_forward_c128")):
+        assert_close(_saved_and_loaded(rewritten).module()(*inputs), module(*inputs), rtol=1e-5, atol=1e-5)
+    # Off by default: the program still computes in double.
+    doubles = rewrite_exported_program(ep)
+    assert torch.float64 in {n.meta["val"].dtype for n in doubles.graph.nodes if isinstance(n.meta.get("val"), torch.Tensor)}
+
+
+def test_complex128_weights_and_inputs_become_single():
+    class Complex128(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("table", torch.randn(4, dtype=torch.complex128))
+
+        def forward(self, z):
+            return z * self.table
+
+    module, z = Complex128(), torch.randn(3, 4, dtype=torch.complex128)
+    with pytest.warns(UserWarning, match="float32"):
+        rewritten = rewrite_exported_program(torch.export.export(module, (z,)), signature="real", complex128_as_float32=True)
+    assert rewritten.state_dict["table"].dtype == torch.float32
+    got = rewritten.module()(torch.view_as_real(z).float())
+    assert got.dtype == torch.float32
+    assert_close(got, torch.view_as_real(module(z)).float(), rtol=1e-5, atol=1e-5)
