@@ -73,6 +73,7 @@ class Edges:
         # value → a write with grad after which its next use gets a new entry view
         self.renewed_after: dict[Node, Node] = {}
         self.renewed: list[tuple[Node, Held]] = []  # (value, an entry view a newer one replaced)
+        self.written_through: dict[Node, Node] = {}  # a complex view of a pair that a kept op writes → the value held
 
     # ----------------------------------------------------------- node making
     def _make(self, target, *args, before: Node, modes_of: Node, method: bool = False, **kwargs) -> Node:
@@ -254,8 +255,12 @@ class Edges:
             self._set_grad_enabled(True, before=user)
             view = self._complex_of(held.data, held.conj, held.neg, before=user, modes_of=value)
             self._set_grad_enabled(False, before=user)
+            self.written_through[view] = value
             return view
-        return self._complex_of(held.data, held.conj, held.neg, before=user, modes_of=user)
+        view = self._complex_of(held.data, held.conj, held.neg, before=user, modes_of=user)
+        if writes:
+            self.written_through[view] = value
+        return view
 
     def in_eager_layout(self, node: Node, eager: torch.Tensor, *, pair: bool, before: Node, all_dims: bool) -> Node:
         """``node`` (a pair when ``pair``) copied into eager's layout where it
@@ -316,9 +321,10 @@ class Edges:
                 return arg
             if id(fake_value(arg)) in kept_by_value:
                 # Eager returned that tensor itself (a no-op cast, positive,
-                # resolve_conj of an input or of a kept op's result).
+                # resolve_conj of an input or of a kept op's result): as that
+                # tensor is returned.
                 bridged = True
-                return kept_by_value[id(fake_value(arg))]
+                return swap(kept_by_value[id(fake_value(arg))])
             if isinstance(self.rw.held[arg], list):
                 raise GraphLeftUnchanged(output, "output", "a sequence of complex tensors used whole")
             bridged = True
@@ -365,17 +371,25 @@ class Edges:
         if not (isinstance(eager, torch.Tensor) and eager.requires_grad and self._is_new_in_eager(value)):
             return False
         return strides.dense_order(eager) is not None and not any(
-            r is not value and shares_storage(fake_value(r), eager) for r in returned if isinstance(fake_value(r), torch.Tensor))
+            r is not value and fake_value(r) is not eager and shares_storage(fake_value(r), eager)
+            for r in returned if isinstance(fake_value(r), torch.Tensor))  # (eager's same tensor is returned as this one)
 
     def _pair_of(self, value: Node) -> Held | None:
         """The held form of a returned complex value: its rewrite, or, for a
         value kept complex that a rule wrote in place through its entry view,
-        that view (AOTAutograd would return it rebuilt from the written pair)."""
+        that view (AOTAutograd would return it rebuilt from the written pair),
+        and for a kept in-place op on a rewritten value, that value's pair."""
         held = self.rw.held.get(value)
         if isinstance(held, Held):
             return held
         if held is None and value in self.entries and any(shares_storage(fake_value(value), w) for w in self.rw.written):
             return self.entries[value]
+        if held is None and value.op == "call_method" and written_args(value):
+            # A kept in-place op (it returns what it writes) on a complex view
+            # of a rewritten value's pair: the pair holds its result.
+            source = self.written_through.get(written_args(value)[0])
+            if isinstance(self.rw.held.get(source), Held):
+                return self.rw.held[source]
         return None
 
     def _eager_value(self, value: Node) -> Any:

@@ -713,3 +713,25 @@ def test_kept_value_written_by_a_rule_with_grad_is_returned_as_its_own_tensor(dy
     actual[0].mul_(torch.ones((), dtype=torch.complex64, requires_grad=True))
     expected[0].mul_(torch.ones((), dtype=torch.complex64, requires_grad=True))
     assert_close(actual[0], expected[0])
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_kept_in_place_op_returned_twice_takes_writes_with_grad(backend):
+    # Found by the fuzzer's long run: `v.add_(w)` with w of a wider dtype is
+    # kept and writes through a complex view of v's pair; returned with
+    # `v.resolve_neg()` (the same tensor in eager), both came back as views
+    # of the graph's buffer and refused the in-place writes with grad that
+    # eager's v takes. Each now is a tensor of its own, the same one.
+    def fn(x, w):
+        v = 2 / x
+        v.add_(w)
+        return v, v.resolve_neg()
+
+    x, w = torch.randn(3, 3, dtype=torch.complex64), torch.randn(3, dtype=torch.complex128)
+    expected = fn(x, w.clone().requires_grad_())
+    actual = compile_with_pass(fn, backend)(x, w.clone().requires_grad_())
+    assert_close(actual, expected)
+    assert actual[0] is actual[1]
+    for out in (actual[0], expected[0]):
+        out.mul_(torch.ones((), dtype=torch.complex64, requires_grad=True))
+    assert_close(actual[0], expected[0])
