@@ -54,7 +54,8 @@ def rewrite_exported_program(ep: ExportedProgram, *, signature: str = "keep", fu
     ``signature="keep"``: complex user inputs and outputs keep their dtype
     (read and returned through views). ``"real"``: they become real
     ``[..., 2]`` tensors; ``result.graph_module.meta[REAL_SIGNATURE_KEY]``
-    lists which (``{"inputs": [...], "outputs": [...]}``, user positions).
+    lists which (``{"inputs": [...], "outputs": [...]}``, user positions;
+    graph metadata, which ``torch.export.save`` does not keep).
     ``complex128_as_float32``: every complex128 and float64 value, input,
     output and weight becomes complex64/float32 (for runtimes without
     doubles, as Torch-TensorRT's ``truncate_double``), with a warning.
