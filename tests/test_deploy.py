@@ -166,3 +166,26 @@ def test_cuda_backend_lowers_the_stock_program_with_the_pass_installed(cuda_back
     _, _, ep = _exported("polar_in_forward_c128")
     with inductor_complex.enabled():
         cuda_backend_on_cpu(ep)
+
+
+# On the CPU, AOTInductor calls extern GEMM kernels, which the CUDA backend
+# has no fallback for; on a GPU it generates them with Triton (max_autotune).
+CPU_GEMMS = {"aoti_torch_cpu_mm_out", "aoti_torch_cpu_bmm_out", "aoti_torch_cpu_addmm_out"}
+
+
+def _missing_fallback_kernels(lower, program) -> set[str]:
+    try:
+        lower(program)
+    except RuntimeError as error:
+        if "missing fallback kernels" not in str(error):
+            raise
+        return {line.strip()[2:] for line in str(error).splitlines() if line.strip().startswith("- ")}
+    return set()
+
+
+@pytest.mark.parametrize("name", ["llama_rope", "complex_mlp"])
+def test_cuda_backend_misses_only_cpu_gemms_for_rewritten_models_with_linear_layers(name, cuda_backend_on_cpu):
+    _, _, ep = _exported(name)
+    stock = _missing_fallback_kernels(cuda_backend_on_cpu, ep)
+    assert stock - CPU_GEMMS, stock  # complex kernels among them
+    assert _missing_fallback_kernels(cuda_backend_on_cpu, rewrite_exported_program(ep, signature="real")) <= CPU_GEMMS
