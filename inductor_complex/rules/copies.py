@@ -10,7 +10,7 @@ import torch
 from ..values import Pair
 from .registry import LAZY_BITS, RULES, Unsupported, keep_bits, rule, toggle_conj, toggle_neg
 
-# view op → its copy form's name, where the names differ by more than "_copy"
+# view op (its rule) → the name of its copy form
 _VIEWS = {
     "view": "view_copy", "reshape": "_reshape_copy", "expand": "expand_copy", "permute": "permute_copy",
     "transpose": "transpose_copy", "t": "t_copy", "unsqueeze": "unsqueeze_copy", "squeeze": "squeeze_copy",
