@@ -13,6 +13,7 @@ import pathlib
 import sys
 
 import torch
+from complex_testing import FunctionModule
 
 # name → (the op on complex tensors z, w, as eager runs it, how many complex inputs)
 OPS = {
@@ -40,15 +41,6 @@ OPS = {
 RUNTIMES = ("executorch", "onnxruntime")
 
 
-class OneOp(torch.nn.Module):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, *args):
-        return self.fn(*args)
-
-
 def inputs(count: int) -> tuple:
     gen = torch.Generator().manual_seed(0)
     # Parts in (0.2, 1.2): away from branch cuts and the poles of tan/atanh.
@@ -62,7 +54,7 @@ def program(name: str):
 
     fn, count = OPS[name]
     args = inputs(count)
-    rewritten = rewrite_exported_program(torch.export.export(OneOp(fn), args), signature="real")
+    rewritten = rewrite_exported_program(torch.export.export(FunctionModule(fn), args), signature="real")
     real = rewritten.graph_module.meta[REAL_SIGNATURE_KEY]
     expected = fn(*args)
     if real["outputs"]:
