@@ -91,9 +91,10 @@ class Attention(nn.Module):
 
     def forward(self, x, freqs_cis):
         bsz, seqlen, _ = x.shape
-        xq = self.wq(x).view(bsz, seqlen, self.n_heads, self.head_dim)
-        xk = self.wk(x).view(bsz, seqlen, self.n_kv_heads, self.head_dim)
-        xv = self.wv(x).view(bsz, seqlen, self.n_kv_heads, self.head_dim)
+        # -1 heads: under tensor parallel each rank holds a slice of them (as torchtitan writes it).
+        xq = self.wq(x).view(bsz, seqlen, -1, self.head_dim)
+        xk = self.wk(x).view(bsz, seqlen, -1, self.head_dim)
+        xv = self.wv(x).view(bsz, seqlen, -1, self.head_dim)
         xq, xk = apply_rotary_emb(xq, xk, freqs_cis)
         n_rep = self.n_heads // self.n_kv_heads
         keys, values = repeat_kv(xk, n_rep), repeat_kv(xv, n_rep)
