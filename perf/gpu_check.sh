@@ -17,7 +17,8 @@ export PYTHONPATH=. PYTHONUNBUFFERED=1
   git rev-parse HEAD 2>/dev/null || echo "git SHA: see the committing session"
 } >"$OUT/env.txt" 2>&1
 # Kernel numerics and the compiled (Inductor-launched) kernel on CUDA.
-timeout 150 python3 -m pytest -q -p no:cacheprovider tests/test_rotary_kernel.py >"$OUT/kernel_tests.txt" 2>&1
+# CUDA graphs (mode="reduce-overhead") with the pass: tests/test_compile_modes.py.
+timeout 150 python3 -m pytest -q -p no:cacheprovider tests/test_rotary_kernel.py tests/test_compile_modes.py >"$OUT/kernel_tests.txt" 2>&1
 tail -3 "$OUT/kernel_tests.txt"
 # The demo on CUDA: the pass against eager, bf16 activations.
 timeout 120 python3 -m inductor_complex demo >"$OUT/demo.txt" 2>&1
