@@ -185,7 +185,14 @@ class ComplexRewriter:
         return found
 
     def grad_enabled_at(self, node: Node) -> bool:
-        return self.modes[node].grad_enabled if node in self.modes else False
+        """Whether grad is on where ``node`` runs. A node the rewrite made runs
+        in the modes of the first graph node after it that was there before
+        (a mode-setting node's are those before it); its own are unknown."""
+        while node not in self.modes:
+            if node.op == "root":  # past the output: not in the graph
+                return False
+            node = node.next
+        return self.modes[node].grad_enabled
 
     def _visit(self, node: Node) -> None:
         op = describe_target(node)

@@ -735,3 +735,29 @@ def test_kept_in_place_op_returned_twice_takes_writes_with_grad(backend):
     for out in (actual[0], expected[0]):
         out.mul_(torch.ones((), dtype=torch.complex64, requires_grad=True))
     assert_close(actual[0], expected[0])
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_rewritten_op_between_a_write_and_a_no_grad_read_keeps_its_gradient(dynamic):
+    # Found by the fuzzer: the kept `v.copy_(x)` is a write with grad, so v's
+    # entry view is made again after it. It went before the first node after
+    # the write, one the rewrite of `x * 2` had made, whose grad mode the pass
+    # did not know: it took it for no_grad, made the view with grad on and
+    # then turned grad off, so `x * 2` ran under no_grad and lost its gradient.
+    def fn(x):
+        v = torch.fft.fft(x)
+        v.copy_(x)
+        doubled = x * 2
+        with torch.no_grad():
+            read = v * 1
+        return doubled, read
+
+    x = torch.randn(3, dtype=torch.complex64)
+    x_eager, x_compiled = x.clone().requires_grad_(), x.clone().requires_grad_()
+    expected = fn(x_eager)
+    actual = compile_with_pass(fn, "aot_eager", dynamic)(x_compiled)
+    assert_close(actual, expected)
+    assert [t.requires_grad for t in actual] == [t.requires_grad for t in expected] == [True, False]
+    torch.view_as_real(actual[0]).sum().backward()
+    torch.view_as_real(expected[0]).sum().backward()
+    assert_close(x_compiled.grad, x_eager.grad)
