@@ -7,9 +7,9 @@
 
 from .complex_to_real_pass import ComplexToRealPass, PostGradComplexToRealPass
 from .explain import explain
-from .exported import REAL_SIGNATURE_KEY, rewrite_exported_program
+from .exported import REAL_SIGNATURE_KEY, real_signature, rewrite_exported_program
 from .install import disable, enable, enabled
 from .rotary_api import apply_rotary_emb
 
 __all__ = ["ComplexToRealPass", "PostGradComplexToRealPass", "enable", "disable", "enabled", "explain", "apply_rotary_emb",
-           "rewrite_exported_program", "REAL_SIGNATURE_KEY"]
+           "rewrite_exported_program", "real_signature", "REAL_SIGNATURE_KEY"]

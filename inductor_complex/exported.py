@@ -31,7 +31,9 @@ Node = torch.fx.Node
 
 SIGNATURES = ("keep", "real")
 _STATE_KINDS = (InputKind.PARAMETER, InputKind.BUFFER, InputKind.CONSTANT_TENSOR)
-REAL_SIGNATURE_KEY = "inductor_complex_real_signature"  # graph_module.meta: what ``signature="real"`` made real
+# What ``signature="real"`` made real, kept in graph_module.meta["custom"]:
+# the one part of a graph module's metadata that torch.export.save writes.
+REAL_SIGNATURE_KEY = "inductor_complex_real_signature"
 
 
 class ExportedProgramPass(ComplexToRealPass):
@@ -53,9 +55,9 @@ def rewrite_exported_program(ep: ExportedProgram, *, signature: str = "keep", fu
 
     ``signature="keep"``: complex user inputs and outputs keep their dtype
     (read and returned through views). ``"real"``: they become real
-    ``[..., 2]`` tensors; ``result.graph_module.meta[REAL_SIGNATURE_KEY]``
-    lists which (``{"inputs": [...], "outputs": [...]}``, user positions;
-    graph metadata, which ``torch.export.save`` does not keep).
+    ``[..., 2]`` tensors; :func:`real_signature` of the result lists which
+    (``{"inputs": [...], "outputs": [...]}``, user positions), also after
+    ``torch.export.save`` and ``load``.
     ``complex128_as_float32``: every complex128 and float64 value, input,
     output and weight becomes complex64/float32 (for runtimes without
     doubles, as Torch-TensorRT's ``truncate_double``), with a warning.
@@ -86,12 +88,23 @@ def rewrite_exported_program(ep: ExportedProgram, *, signature: str = "keep", fu
     signature_after = _renamed_outputs(program.graph_signature, graph)
     rewritten = program._update(program.graph_module, signature_after, state_dict=state_dict, constants=constants)
     rewritten = rewritten.run_decompositions(core_aten_decompositions())  # what the rules emit outside Core ATen
-    rewritten.graph_module.meta[REAL_SIGNATURE_KEY] = {"inputs": real_inputs, "outputs": real_outputs}
+    custom = rewritten.graph_module.meta.setdefault("custom", {})
+    custom[REAL_SIGNATURE_KEY] = {"inputs": real_inputs, "outputs": real_outputs}
     kept = [d for d in graph_pass.last_report.decisions if d.action in ("kept", "bridged")]
     if kept:
         log.warning("inductor_complex: %d ops stay complex in the exported program: %s",
                     len(kept), "; ".join(f"{d.op} ({d.reason})" for d in kept))
     return rewritten
+
+
+def real_signature(program: ExportedProgram) -> dict[str, list[int]]:
+    """The user inputs and outputs (by position) that :func:`rewrite_exported_program`
+    made real ``[..., 2]`` tensors; empty lists for a program it did not rewrite."""
+    if not isinstance(program, ExportedProgram):
+        raise TypeError(f"real_signature takes a torch.export.ExportedProgram, got {type(program).__name__}")
+    recorded = program.graph_module.meta.get("custom", {}).get(REAL_SIGNATURE_KEY)
+    return {"inputs": list(recorded["inputs"]), "outputs": list(recorded["outputs"])} if recorded \
+        else {"inputs": [], "outputs": []}
 
 
 def _real_placeholders(program, graph, state_dict, constants, signature) -> list[int]:

@@ -50,12 +50,12 @@ def inputs(count: int) -> tuple:
 @functools.lru_cache(maxsize=None)  # (one rewrite serves both runtimes)
 def program(name: str):
     """The rewritten program, its real inputs, and eager's result as a real tensor."""
-    from inductor_complex import REAL_SIGNATURE_KEY, rewrite_exported_program
+    from inductor_complex import real_signature, rewrite_exported_program
 
     fn, count = OPS[name]
     args = inputs(count)
     rewritten = rewrite_exported_program(torch.export.export(FunctionModule(fn), args), signature="real")
-    real = rewritten.graph_module.meta[REAL_SIGNATURE_KEY]
+    real = real_signature(rewritten)
     expected = fn(*args)
     if real["outputs"]:
         expected = torch.view_as_real(expected)

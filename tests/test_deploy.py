@@ -9,7 +9,7 @@ import torch
 from complex_testing import assert_close
 from exported_models import models
 
-from inductor_complex import REAL_SIGNATURE_KEY, ComplexToRealPass, rewrite_exported_program
+from inductor_complex import ComplexToRealPass, real_signature, rewrite_exported_program
 
 MODELS = models()
 TOLERANCE = {"rtol": 1e-5, "atol": 1e-5}
@@ -25,7 +25,7 @@ def _for_runtime(name):
     tensor), its inputs as the runtime takes them, and eager's result as it returns it."""
     module, args, ep = _exported(name)
     program = rewrite_exported_program(ep, signature="real")
-    real = program.graph_module.meta[REAL_SIGNATURE_KEY]
+    real = real_signature(program)
     inputs = [torch.view_as_real(t) if i in real["inputs"] else t for i, t in enumerate(args)]
     expected = module(*args)
     return program, inputs, torch.view_as_real(expected) if real["outputs"] else expected

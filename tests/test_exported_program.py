@@ -11,7 +11,7 @@ import torch
 from complex_testing import assert_close
 from exported_models import models
 
-from inductor_complex import REAL_SIGNATURE_KEY, rewrite_exported_program
+from inductor_complex import real_signature, rewrite_exported_program
 from inductor_complex.core_aten import core_aten_decompositions
 
 MODELS = models()
@@ -64,7 +64,7 @@ def test_rewritten_program_is_valid_saves_and_gives_eagers_numbers(name, signatu
     rewritten = rewrite_exported_program(ep, signature=signature)
     rewritten.validate()
     loaded = _saved_and_loaded(rewritten)
-    real = rewritten.graph_module.meta[REAL_SIGNATURE_KEY]
+    real = real_signature(rewritten)
     for inputs in (args, _longer(args, name)):
         expected = module(*inputs)
         given = [torch.view_as_real(t) if i in real["inputs"] else t for i, t in enumerate(inputs)]
@@ -103,7 +103,9 @@ def test_complex_user_inputs_and_outputs_keep_their_dtype():
 def test_real_signature_records_what_it_made_real():
     _, _, ep = _exported("complex_in_out")
     rewritten = rewrite_exported_program(ep, signature="real")
-    assert rewritten.graph_module.meta[REAL_SIGNATURE_KEY] == {"inputs": [0], "outputs": [0]}
+    assert real_signature(rewritten) == {"inputs": [0], "outputs": [0]}
+    assert real_signature(_saved_and_loaded(rewritten)) == {"inputs": [0], "outputs": [0]}  # torch.export.save keeps it
+    assert real_signature(ep) == {"inputs": [], "outputs": []}
     placeholder = [n for n in rewritten.graph.nodes if n.op == "placeholder"][-1]
     assert placeholder.meta["val"].shape[-1] == 2 and placeholder.meta["val"].dtype == torch.float32
 
