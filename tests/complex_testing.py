@@ -78,7 +78,8 @@ def run_pass(gm: torch.fx.GraphModule, **options):
     return complex_pass.last_report
 
 
-_NOISE = re.compile(r"^\s*(# File:|# No stacktrace|# code:)")
+# (torch ≥ 2.14 also heads backward nodes with "# Backward of forward node: File: ...".)
+_NOISE = re.compile(r"^\s*(# File:|# No stacktrace|# code:|# Backward of forward node)")
 
 
 def normalize_graph(gm: torch.fx.GraphModule) -> str:
