@@ -12,6 +12,7 @@ from . import (  # noqa: F401
     layout,
     linalg,
     log1p,
+    logaddexp,
     losses,
     power,
     products,

@@ -81,27 +81,50 @@ def _finfo(dtype):
     return torch.finfo(real_dtype(dtype))
 
 
+def _cexp_scale(part: torch.dtype) -> tuple[int, float]:
+    """glibc's ``t = (int) ((MAX_EXP - 1) * ln 2)`` and ``exp(t)``, in the part dtype."""
+    max_exp = math.frexp(torch.finfo(part).max)[1]
+    t = int((max_exp - 1) * math.log(2))
+    return t, torch.tensor(float(t), dtype=part).exp().item()
+
+
 @rule("exp")
 def exp(z, *, out):
-    """glibc ``cexp``: ``e^a (cos b, sin b)`` with ``e^a`` split as ``e^(a/2)²``
-    so a finite result never overflows early, plus C99's special values."""
+    """glibc ``cexp``, step by step: ``exp(a) · (cos b, sin b)``; a real part
+    above ``t`` is brought down by ``t`` (up to twice) with ``exp(t)`` folded
+    into cos and sin, so a finite result never overflows early; an imaginary
+    part below the smallest normal number is its own sine (cosine 1). The
+    rounding follows glibc's, which matters where the result underflows."""
     if not isinstance(z, Pair):
         raise Unsupported("exp of a real tensor")
-    op_dtype(out)
+    dtype = op_dtype(out)
+    part = real_dtype(dtype)
+    t, exp_t = _cexp_scale(part)
     a, b = z.re, z.im
-    half = torch.exp(a * 0.5)
-    re = half * torch.cos(b) * half
-    im = half * torch.sin(b) * half
+    small = b.abs() <= torch.finfo(part).tiny
+    sin_b = torch.where(small, b, torch.sin(b))
+    cos_b = torch.where(small, 1.0, torch.cos(b))
+    scaled = a
+    for _ in range(2):
+        big = scaled > t
+        scaled = torch.where(big, scaled - t, scaled)
+        sin_b = torch.where(big, sin_b * exp_t, sin_b)
+        cos_b = torch.where(big, cos_b * exp_t, cos_b)
+    # Still above t: the result overflows (glibc multiplies by the largest finite number).
+    over = scaled > t
+    exp_a = torch.exp(torch.where(over, 0.0, scaled))  # (the branch not taken: a finite derivative)
+    largest = torch.finfo(part).max
+    re = torch.where(over, largest * cos_b, exp_a * cos_b)
+    im = torch.where(over, largest * sin_b, exp_a * sin_b)
     # Infinite real part with an infinite or NaN imaginary part:
     # e^(+inf + i·y) = (inf, nan), e^(-inf + i·y) = (0, ±0).
     special = torch.isinf(a) & ~torch.isfinite(b)
     positive = a > 0
     re = torch.where(special, torch.where(positive, math.inf, 0.0), re)
     im = torch.where(special, torch.where(positive, math.nan, torch.copysign(torch.zeros_like(b), b)), im)
-    # A zero imaginary part is kept exactly (e^(inf+0i) = inf+0i, e^(nan+0i) = nan+0i).
-    # Only where the product above is not already that ±0 (e^(a/2) inf or NaN),
-    # so finite points keep the product's derivative.
-    im = torch.where((b == 0) & ~torch.isfinite(half), b, im)
+    # A zero imaginary part is kept exactly (e^(±inf+0i) and e^(nan+0i) have it);
+    # only at a non-finite real part, so finite points keep the product's derivative.
+    im = torch.where((b == 0) & ~torch.isfinite(a), b, im)
     return pack(re, im, out)
 
 
