@@ -14,7 +14,8 @@ import shutil
 import subprocess
 import sys
 
-import pytest
+import torch
+from packaging.version import Version as torch_version
 
 import inductor_complex
 
@@ -43,8 +44,13 @@ def assert_missed(result):
     assert result["fx_graph_cache_misses"] == 2 and result["autograd_cache_misses"] == 1, result
 
 
+# Before torch 2.13 Inductor runs pre-grad passes ahead of the AOTAutograd
+# cache lookup, so a hit still rewrites Dynamo's graph (not the two AOT graphs).
+PRE_GRAD_RUNS_ON_A_HIT = 0 if torch_version(torch.__version__).release >= (2, 13) else 1
+
+
 def assert_hit(result):
-    assert result["graphs_rewritten"] == 0, result
+    assert result["graphs_rewritten"] == PRE_GRAD_RUNS_ON_A_HIT, result
     assert result["autograd_cache_hits"] == 1 and result["autograd_cache_misses"] == 0, result
     assert result["fx_graph_cache_misses"] == 0, result
 
