@@ -13,21 +13,13 @@ import inductor_complex
 from inductor_complex.demo import ModelArgs, Transformer
 from inductor_complex.fallbacks import count_complex_fallbacks
 
-from complex_testing import assert_close
+from complex_testing import _train, assert_close
 
 SMALL = ModelArgs(dim=32, n_layers=1, n_heads=4, n_kv_heads=2, vocab_size=64, ffn_hidden=48, max_seq_len=16)
 
 
-def train(model, tokens, run, steps=2):
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-    losses = []
-    for _ in range(steps):
-        optimizer.zero_grad()
-        loss = run(tokens).float().square().mean()
-        loss.backward()
-        optimizer.step()
-        losses.append(loss.detach())
-    return losses, [p.detach().clone() for p in model.parameters()]
+def train(model, tokens, run):
+    return _train(model, tokens, lambda t: run(t).float().square().mean(), torch.optim.SGD, steps=2)
 
 
 @pytest.mark.parametrize("mode", ["max-autotune", "max-autotune-no-cudagraphs", "default"])

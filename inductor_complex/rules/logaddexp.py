@@ -24,15 +24,9 @@ from .registry import Unsupported, rule
 from .transcendental import exp, log
 
 
-def _pair(re, im, out) -> Pair:
-    return pack(re, im, out)
-
-
 @rule("logaddexp")
 def logaddexp(self, other, *, out):
     dtype = op_dtype(out)
-    if not (isinstance(self, Pair) or isinstance(other, Pair)):
-        raise Unsupported("logaddexp without a complex operand")
     if not all(isinstance(v, Pair) or is_tensor_proxy(v) for v in (self, other)):
         raise Unsupported("logaddexp of a number")
     x_re, x_im = promoted_parts(self, dtype)
@@ -44,16 +38,16 @@ def logaddexp(self, other, *, out):
     lo_re, lo_im = torch.where(x_first, x_re, y_re), torch.where(x_first, x_im, y_im)
     hi_re, hi_im = torch.where(x_first, y_re, x_re), torch.where(x_first, y_im, x_im)
 
-    grown = log1p(exp(_pair(lo_re - hi_re, lo_im - hi_im, out), out=out), out=out)
+    grown = log1p(exp(pack(lo_re - hi_re, lo_im - hi_im, out), out=out), out=out)
     re, im = grown.re + hi_re, grown.im + hi_im
 
     # Both real parts +inf: log(exp(lo) + exp(hi)), fed finite zeros elsewhere so
     # the branch not taken has a finite derivative.
     infinite = ~torch.isfinite(lo_re) & (lo_re == hi_re)
     plus_inf = infinite & ~(lo_re < 0)
-    exp_lo = exp(_pair(torch.where(plus_inf, lo_re, 0.0), torch.where(plus_inf, lo_im, 0.0), out), out=out)
-    exp_hi = exp(_pair(torch.where(plus_inf, hi_re, 0.0), torch.where(plus_inf, hi_im, 0.0), out), out=out)
-    summed = log(_pair(exp_lo.re + exp_hi.re, exp_lo.im + exp_hi.im, out), out=out)
+    exp_lo = exp(pack(torch.where(plus_inf, lo_re, 0.0), torch.where(plus_inf, lo_im, 0.0), out), out=out)
+    exp_hi = exp(pack(torch.where(plus_inf, hi_re, 0.0), torch.where(plus_inf, hi_im, 0.0), out), out=out)
+    summed = log(pack(exp_lo.re + exp_hi.re, exp_lo.im + exp_hi.im, out), out=out)
     re = torch.where(plus_inf, summed.re, re)
     im = torch.where(plus_inf, summed.im, im)
     minus_inf = infinite & (lo_re < 0)
