@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import re
 
 import torch
@@ -199,3 +200,37 @@ def assert_unary_gradients_match_eager(op, points):
     (gm(rewritten_x)[0] * seed).sum().backward()
     assert torch.isfinite(rewritten_x.grad).all()
     torch.testing.assert_close(rewritten_x.grad, eager_x.grad, rtol=1e-10, atol=1e-10)
+
+
+@functools.cache
+def _executorch_runtime_problem() -> str | None:
+    """Why ExecuTorch's runtime cannot run even ``x + 1`` beside this torch, or None."""
+    try:
+        from executorch.exir import to_edge_transform_and_lower
+        from executorch.runtime import Runtime
+    except ImportError as error:
+        return f"executorch is not installed ({error})"
+
+    class AddOne(torch.nn.Module):
+        def forward(self, x):
+            return x + 1
+
+    x = torch.zeros(2)
+    try:
+        lowered = to_edge_transform_and_lower(torch.export.export(AddOne(), (x,))).to_executorch()
+        (result,) = Runtime.get().load_program(lowered.buffer).load_method("forward").execute([x])
+        assert torch.equal(result, x + 1)
+    except Exception as error:  # noqa: BLE001 - any failure here is ExecuTorch's with this torch, not ours
+        return f"executorch cannot run a real x + 1 beside torch {torch.__version__} (it is built for another): {error}"
+    return None
+
+
+def require_executorch_runtime() -> None:
+    """Skip unless ExecuTorch's runtime works with this torch: executorch 1.5.1
+    is built against torch 2.13, and its runtime refuses programs exported by
+    other releases ("tensor does not have a device" on torch 2.11)."""
+    import pytest
+
+    problem = _executorch_runtime_problem()
+    if problem:
+        pytest.skip(problem)

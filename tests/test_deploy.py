@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from complex_testing import assert_close
+from complex_testing import assert_close, require_executorch_runtime
 from exported_models import models
 
 from inductor_complex import ComplexToRealPass, real_signature, rewrite_exported_program
@@ -54,7 +54,7 @@ def _partitioners(kind):
 @pytest.mark.parametrize("kind", ["portable", "xnnpack"])
 @pytest.mark.parametrize("name", list(MODELS))
 def test_executorch_runs_the_rewritten_program_with_eagers_numbers(name, kind):
-    pytest.importorskip("executorch.runtime")
+    require_executorch_runtime()
     program, inputs, expected = _for_runtime(name)
     assert_close(_executorch_run(program, inputs, _partitioners(kind)), expected, **TOLERANCE)
 
@@ -63,7 +63,7 @@ def test_executorch_runs_the_rewritten_program_with_eagers_numbers(name, kind):
 def test_executorch_cannot_lower_the_stock_program(name):
     # What the rewrite buys: view_as_complex and polar are not Core ATen, and
     # complex ops fail ExecuTorch's dtype checks.
-    pytest.importorskip("executorch.runtime")
+    require_executorch_runtime()
     _, args, ep = _exported(name)
     with pytest.raises(Exception):  # noqa: B017 - each model fails a different check
         _executorch_run(ep, args, [])

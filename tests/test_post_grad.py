@@ -18,6 +18,7 @@ from complex_testing import assert_close, compare_training, normalize_graph
 from fuzz_programs import compile_with_pass
 from test_complex_models import S4DKernel
 from torch import nn
+from torch._subclasses.fake_tensor import FakeTensorMode
 
 import inductor_complex
 from inductor_complex import ComplexToRealPass, PostGradComplexToRealPass
@@ -25,6 +26,26 @@ from inductor_complex.fallbacks import count_complex_fallbacks
 
 FFT_OPS = {"aten._fft_r2c.default", "aten._fft_c2r.default", "aten._fft_c2c.default"}
 TOL = dict(atol=1e-4, rtol=1e-4)
+
+
+def _fake_rfft2_strides_match_eager() -> bool:
+    """Whether fake tensors lay out a 2-d ``_fft_r2c`` over inner dims as the
+    CPU kernel does. Torch 2.11's fake kernel promises contiguous strides, the
+    kernel returns others, and Inductor's stride check on the result fails,
+    with or without the pass (stock compile of ``rfft2`` alone fails too)."""
+    x = torch.randn(2, 4, 4, 3)
+    with FakeTensorMode() as mode:
+        fake = torch.ops.aten._fft_r2c(mode.from_tensor(x), [1, 2], 2, True)
+    return fake.stride() == torch.ops.aten._fft_r2c(x, [1, 2], 2, True).stride()
+
+
+# The GFNet filter's rfft2 over (H, W) of [B, H, W, C] meets that torch bug.
+needs_true_fake_rfft2 = pytest.mark.xfail(
+    not _fake_rfft2_strides_match_eager(),
+    reason="this torch's fake _fft_r2c strides differ from its CPU kernel's; stock compile fails too",
+    raises=AssertionError,  # from the generated code, when it runs
+    strict=True,
+)
 
 
 def _only_ffts_left(fallbacks) -> None:
@@ -107,7 +128,7 @@ class S4DConv(nn.Module):
 @pytest.mark.parametrize(
     "make_model, data",
     [
-        (GlobalFilter, lambda: torch.randn(2, 8, 8, 3)),
+        pytest.param(GlobalFilter, lambda: torch.randn(2, 8, 8, 3), marks=needs_true_fake_rfft2),
         (HyenaFFTConv, lambda: torch.randn(2, 3, 16)),
         (ISTFTHead, lambda: torch.randn(2, 9, 6)),
         (S4DConv, lambda: torch.randn(2, 4, 16)),
@@ -120,6 +141,7 @@ def test_fft_models_train_like_eager_with_only_the_ffts_left(make_model, data):
     _only_ffts_left(fallbacks)
 
 
+@needs_true_fake_rfft2
 def test_complex128_fft_model_trains_like_eager():
     _, fallbacks = compare_training(lambda: GlobalFilter().double(), torch.randn(2, 8, 8, 3, dtype=torch.float64), **TOL)
     _only_ffts_left(fallbacks)
@@ -144,6 +166,7 @@ def test_dynamic_length_fft_conv_trains_like_eager():
     assert any(r.count("rewritten") for r in complex_pass.post_grad.reports)
 
 
+@needs_true_fake_rfft2
 def test_enable_installs_the_rewrite_after_autograd_too():
     with inductor_complex.enabled(fused_rotary=False) as complex_pass:
         assert inductor_config.post_grad_custom_pre_pass is complex_pass.post_grad

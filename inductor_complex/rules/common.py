@@ -142,6 +142,17 @@ def pair_data(value: Any, dtype: torch.dtype):
     raise Unsupported("a scalar has no pair tensor without a device")
 
 
+def written_pair(z: Pair, value: Any, device):
+    """A value written into ``z`` (a number or a tensor) as pair data
+    broadcastable into ``z``'s pair tensor."""
+    if is_scalar(value):
+        value = complex(value)
+        # Two factory calls, not a tensor constant: fake tensors can trace these.
+        parts = [emit(torch.scalar_tensor, p, dtype=z.part_dtype, device=device) for p in (value.real, value.imag)]
+        return torch.stack(parts)
+    return pair_data(value, z.dtype)
+
+
 def cast(data: Any, have: torch.dtype, want: torch.dtype):
     """``data.to(want)`` only when it changes something (no no-op nodes)."""
     return data if have == want else data.to(want)

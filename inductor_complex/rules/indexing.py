@@ -13,7 +13,7 @@ import operator
 import torch
 
 from ..values import Pair
-from .common import emit, fake, is_scalar, pair_data, pair_dim
+from .common import emit, fake, is_scalar, pair_data, pair_dim, written_pair
 from .registry import Unsupported, keep_bits, rule
 
 
@@ -32,22 +32,12 @@ def getitem(z, index, *, out):
     return Pair(z.data[_pair_index(index)], z.dtype, out.ndim)
 
 
-def _value_data(z: Pair, value, device):
-    """The written value as pair data broadcastable into ``z``'s pair tensor."""
-    if is_scalar(value):
-        value = complex(value)
-        # Two factory calls, not a tensor constant: fake tensors can trace these.
-        parts = [emit(torch.scalar_tensor, p, dtype=z.part_dtype, device=device) for p in (value.real, value.imag)]
-        return torch.stack(parts)
-    return pair_data(value, z.dtype)
-
-
 @rule("setitem")
 def setitem(z: Pair, index, value, *, out):
     if not isinstance(z, Pair):
         raise Unsupported("writing into a real tensor")
     device = fake(z.data).device
-    emit(operator.setitem, z.data, _pair_index(index), _value_data(z, value, device))
+    emit(operator.setitem, z.data, _pair_index(index), written_pair(z, value, device))
     return None
 
 
@@ -74,7 +64,7 @@ def fill_(z: Pair, value, *, out):
         raise Unsupported("fill_ with a tensor value")
     # One write of the whole pair (a broadcast copy of the two parts), as
     # eager's fill_ is one write of the whole tensor.
-    z.data.copy_(_value_data(z, value, fake(z.data).device))
+    z.data.copy_(written_pair(z, value, fake(z.data).device))
     return z
 
 
@@ -82,7 +72,7 @@ def fill_(z: Pair, value, *, out):
 def index_put_(z: Pair, indices, values, accumulate=False, *, out):
     if accumulate:
         raise Unsupported("index_put_ with accumulate")
-    data = _value_data(z, values, fake(z.data).device)
+    data = written_pair(z, values, fake(z.data).device)
     torch.ops.aten.index_put_.default(z.data, list(indices), data)
     return z
 
@@ -91,7 +81,7 @@ def index_put_(z: Pair, indices, values, accumulate=False, *, out):
 def index_put(z: Pair, indices, values, accumulate=False, *, out):
     if accumulate:
         raise Unsupported("index_put with accumulate")
-    data = _value_data(z, values, fake(z.data).device)
+    data = written_pair(z, values, fake(z.data).device)
     return z.with_data(torch.ops.aten.index_put.default(z.data, list(indices), data))
 
 

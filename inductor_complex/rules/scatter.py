@@ -9,7 +9,7 @@ dim (:func:`~.common.pair_dim`), with an element index expanded by a trailing
   parts added separately in the same order: the real ``scatter_add`` of pairs.
 * ``scatter`` with a complex ``src``: copies whole elements, so the real
   ``scatter`` of pairs. With a number, each part is scattered separately.
-* ``index_fill``: each part filled with its part of the value.
+* ``index_fill``: whole elements written, the ``index_put`` of pairs.
 * ``index_add``: the real ``index_add`` of pairs, of ``source`` itself or of
   ``source·alpha`` term for term, as eager's path for the rank computes it
   (see :func:`_index_add_source`).
@@ -23,7 +23,7 @@ from __future__ import annotations
 import torch
 
 from ..values import Pair, real_dtype
-from .common import fake, is_scalar, is_tensor_proxy, pair_dim, require_complex_out
+from .common import fake, is_scalar, is_tensor_proxy, pair_dim, require_complex_out, written_pair
 from .pair_math import SUPPORTED_DTYPES, ScalarOps, promoted_parts
 from .registry import Unsupported, rule
 
@@ -128,22 +128,29 @@ def scatter_(z, dim, index, src=None, *, value=None, reduce=None, out):
 # -------------------------------------------------------------- index_fill
 
 
+def _index_fill_args(z: Pair, dim, index, value):
+    """index_fill as ``index_put`` of the pair tensor, the decomposition's own
+    form: ``pair[:, ..., index] = (re, im)``, with every dim before ``dim``
+    whole. (Torch 2.11's ``index_fill`` of a strided part writes into an
+    ``empty`` that AOTAutograd cannot functionalize.)"""
+    _value_parts(z, value)  # a number or a 0-d tensor, as index_fill takes
+    dim = pair_dim(dim, z.ndim) % (z.ndim + 1)  # the same dim of the pair tensor
+    indices = [None] * dim + [index]
+    return indices, written_pair(z, value, fake(z.data).device)
+
+
 @rule("index_fill")
 def index_fill(z, dim, index, value, *, out):
     z = _self(z, out)
-    dim = pair_dim(dim, z.ndim) % (z.ndim + 1)  # the same dim of the parts
-    re, im = _value_parts(z, value)
-    parts = (z.re.index_fill(dim, index, re), z.im.index_fill(dim, index, im))
-    return z.with_data(torch.stack(parts, -1))
+    indices, data = _index_fill_args(z, dim, index, value)
+    return z.with_data(torch.ops.aten.index_put.default(z.data, indices, data))
 
 
 @rule("index_fill_")
 def index_fill_(z, dim, index, value, *, out):
     z = _self(z, out)
-    dim = pair_dim(dim, z.ndim) % (z.ndim + 1)
-    re, im = _value_parts(z, value)
-    z.re.index_fill_(dim, index, re)
-    z.im.index_fill_(dim, index, im)
+    indices, data = _index_fill_args(z, dim, index, value)
+    torch.ops.aten.index_put_.default(z.data, indices, data)
     return z
 
 
