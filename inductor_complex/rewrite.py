@@ -155,6 +155,16 @@ class ComplexRewriter:
             for node in self.graph.nodes for arg in written_args(node) if isinstance(arg, Node)
             for i in self.inputs if shares_storage(fake_value(arg), fake_value(i))
         ]
+        # Complex values the graph returns beside another output sharing their
+        # storage. A rule's write through such a value's real view would bring
+        # it back from AOTAutograd as a view of the written pair, made inside
+        # the compiled function, where eager's takes in-place writes with grad.
+        output = next(node for node in self.graph.nodes if node.op == "output")
+        returned = [n for n in output.all_input_nodes if isinstance(fake_value(n), torch.Tensor)]
+        self.returned_with_alias = {
+            node for node in returned
+            if any(other is not node and shares_storage(fake_value(node), fake_value(other)) for other in returned)
+        }
         # Autograd saves what our real math needs, not what eager's complex
         # formula saves; a later write to it would break a backward eager can
         # run. Reads get a clone (free once functionalized) where anything is written.
@@ -375,6 +385,8 @@ class ComplexRewriter:
         if held is not None or is_complex_tensor(value):
             held = self._holding(arg)
             pair = self._as_pair(held, value, raw=raw)
+            if written and arg not in self.held and arg in self.returned_with_alias and arg.op != "placeholder":
+                raise Unsupported("writes into a kept complex value the graph returns beside a view of it")
             if self.clone_reads and not written and not shares_storage(expected, value):
                 here = self.position.get(self.tracer.origin, -1)
                 if any(at > here and shares_storage(value, i) for at, i in self.input_writes):

@@ -761,3 +761,29 @@ def test_rewritten_op_between_a_write_and_a_no_grad_read_keeps_its_gradient(dyna
     torch.view_as_real(actual[0]).sum().backward()
     torch.view_as_real(expected[0]).sum().backward()
     assert_close(x_compiled.grad, x_eager.grad)
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_write_into_a_kept_value_returned_beside_its_view_takes_writes_with_grad(backend):
+    # Found by the fuzzer's long run: `v` stays complex (it reads x, which the
+    # graph writes afterwards); the rule for `v.zero_()` wrote through v's real
+    # view, so AOTAutograd rebuilt the returned v, and its view `u`, as views
+    # of the written pair made inside the compiled function, and both refused
+    # the in-place writes with grad that eager's take. The write is now kept.
+    def fn(x, y):
+        v = x.add(y, alpha=2)
+        v.zero_()
+        u = v.unsqueeze(-1)
+        x.mul_(x)
+        return v, u
+
+    x, y = torch.randn(3, dtype=torch.complex64), torch.randn(3)
+    x_eager, x_compiled = x.clone(), x.clone()
+    expected = fn(x_eager, y.clone().requires_grad_())
+    actual = compile_with_pass(fn, backend)(x_compiled, y.clone().requires_grad_())
+    assert_close(actual, expected)
+    assert_close(x_compiled, x_eager)
+    for i in range(2):
+        for out in (actual[i], expected[i]):
+            out.mul_(torch.ones((), dtype=torch.complex64, requires_grad=True))
+    assert_close(actual, expected)
