@@ -55,6 +55,7 @@ class ModelArgs:
     max_seq_len: int = 256
     norm_eps: float = 1e-5
     rope_theta: float = 10000.0
+    rope: bool = True  # False: the same model without its rotary embedding (perf's limit)
 
 
 def repeat_kv(x: torch.Tensor, n_rep: int) -> torch.Tensor:
@@ -84,6 +85,7 @@ class Attention(nn.Module):
         super().__init__()
         self.n_heads, self.n_kv_heads = args.n_heads, args.n_kv_heads
         self.head_dim = args.dim // args.n_heads
+        self.rope = args.rope
         self.wq = nn.Linear(args.dim, args.n_heads * self.head_dim, bias=False)
         self.wk = nn.Linear(args.dim, args.n_kv_heads * self.head_dim, bias=False)
         self.wv = nn.Linear(args.dim, args.n_kv_heads * self.head_dim, bias=False)
@@ -95,7 +97,8 @@ class Attention(nn.Module):
         xq = self.wq(x).view(bsz, seqlen, -1, self.head_dim)
         xk = self.wk(x).view(bsz, seqlen, -1, self.head_dim)
         xv = self.wv(x).view(bsz, seqlen, -1, self.head_dim)
-        xq, xk = apply_rotary_emb(xq, xk, freqs_cis)
+        if self.rope:
+            xq, xk = apply_rotary_emb(xq, xk, freqs_cis)
         n_rep = self.n_heads // self.n_kv_heads
         keys, values = repeat_kv(xk, n_rep), repeat_kv(xv, n_rep)
         q, k, v = (t.transpose(1, 2) for t in (xq, keys, values))

@@ -1,0 +1,1 @@
+"""Benchmarks of inductor_complex: ``python -m perf`` (see ``perf/__main__.py``)."""

@@ -1,0 +1,59 @@
+"""The ways of running a case, on one axis.
+
+``eager``; ``stock`` (``torch.compile``); ``pass`` and ``pass_fused``
+(``torch.compile`` with ``ComplexToRealPass``, the fused rotary kernel off /
+on); ``torch_wrapper`` (stock with torch's own ``enable_complex_wrapper``,
+where the installed torch has it); ``limit`` (the case's limit, compiled).
+
+Each compiled provider gets its own ``torch.compile`` object: Dynamo guards
+its cache entries on the backend, so one provider never runs another's code.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Callable
+
+import torch
+
+from inductor_complex import ComplexToRealPass
+
+from .subjects import Case
+
+PROVIDERS = ("eager", "stock", "pass", "pass_fused", "torch_wrapper", "limit")
+
+
+class Unavailable(Exception):
+    """A provider that does not apply to this case or machine; the message says why."""
+
+
+def _torch_wrapper_config():
+    config = torch._functorch.config
+    if not hasattr(config, "enable_complex_wrapper"):
+        raise Unavailable(f"torch {torch.__version__} has no enable_complex_wrapper")
+    return config.patch(enable_complex_wrapper=True)
+
+
+def build(provider: str, case: Case, device: str) -> tuple[Callable, contextlib.AbstractContextManager]:
+    """(callable of ``case.inputs``, the context its first calls, which
+    compile, must run in)."""
+    none = contextlib.nullcontext()
+    if provider == "eager":
+        return case.forward, none
+    if provider == "stock":
+        return torch.compile(case.forward), none
+    if provider == "pass":
+        return torch.compile(case.forward, options=ComplexToRealPass(fused_rotary=False).inductor_options()), none
+    if provider == "pass_fused":
+        if not case.rotary:
+            raise Unavailable("no rotary idiom in this case")
+        if device != "cuda":
+            raise Unavailable("the fused rotary kernel runs on CUDA only")
+        return torch.compile(case.forward, options=ComplexToRealPass(fused_rotary=True).inductor_options()), none
+    if provider == "torch_wrapper":
+        return torch.compile(case.forward), _torch_wrapper_config()
+    if provider == "limit":
+        if case.limit is None:
+            raise Unavailable("no limit defined for this case")
+        return torch.compile(case.limit), none
+    raise ValueError(f"unknown provider {provider!r}; choose from {', '.join(PROVIDERS)}")
