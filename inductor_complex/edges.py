@@ -117,10 +117,13 @@ class Edges:
             self.rw.moved.append((value, value.next))
             before.prepend(value)
         conj, neg = bits_of(fake_value(value))
-        if self._written_later_with_grad(value, before):
+        if self._written_later_with_grad(value, before) or self._needs_grad_at(value, before):
             # A view made under no_grad whose base is then written with grad
             # cannot be read any more (autograd refuses it); eager reads the
             # tensor itself. Made with grad, the view follows the write.
+            # And a view of a tensor that requires grad, made again after a
+            # write inside no_grad, would cut the gradient of every read with
+            # grad further on; made with grad, it serves both kinds of read.
             self._set_grad_enabled(True, before=before)
             view = self._real_view(value, conj, neg, before=before, modes_of=value)
             self._set_grad_enabled(False, before=before)
@@ -185,6 +188,11 @@ class Edges:
                 continue
             self.rw.created.discard(node)
             self.graph.erase_node(node)
+
+    def _needs_grad_at(self, value: Node, at: Node) -> bool:
+        """``value`` requires grad, and a view of it made at ``at`` would be made under no_grad."""
+        return (self.rw.tracks_grad and not self.rw.grad_enabled_at(at)
+                and bool(getattr(fake_value(value), "requires_grad", False)))
 
     def _written_later_with_grad(self, value: Node, at: Node) -> bool:
         """``value``, defined under no_grad at ``at`` in a training graph, is

@@ -283,13 +283,16 @@ class ComplexRewriter:
     def _follow_eager_layouts(self, relaid: set[Node]) -> None:
         """Fake values computed again below relaid nodes: eager's strides of
         ``angle(x.mT) * x.mT`` follow the contiguous angle, not the meta one.
-        A node whose value comes out otherwise (other shape or dtype; autocast,
-        which the re-run would not apply) keeps Dynamo's, and so do those below it."""
+        A node whose value comes out otherwise (other shape or dtype) keeps
+        Dynamo's, and so do those below it. The re-run does not apply autocast:
+        where autocast changes an op, it changes the dtype (it casts the
+        inputs, keeping their layout), so such a node keeps Dynamo's value;
+        where the dtype agrees, autocast left the op alone and so does the re-run."""
         changed = set(relaid)
         for node in self.graph.nodes:
             if node in changed or node.op not in ("call_function", "call_method"):
                 continue
-            if not any(arg in changed for arg in node.all_input_nodes) or self.modes[node].autocast_devices:
+            if not any(arg in changed for arg in node.all_input_nodes):
                 continue
             old = fake_value(node)
             try:

@@ -787,3 +787,44 @@ def test_write_into_a_kept_value_returned_beside_its_view_takes_writes_with_grad
         for out in (actual[i], expected[i]):
             out.mul_(torch.ones((), dtype=torch.complex64, requires_grad=True))
     assert_close(actual, expected)
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_read_with_grad_after_a_no_grad_write_into_an_input_keeps_its_gradient(dynamic):
+    # Found by the fuzzer's long run: the write inside no_grad (kept: another
+    # dtype) makes x's entry view be made again after it, still inside the
+    # no_grad region, so `x * 1` read x through a view that cut its gradient:
+    # x.grad silently missed that term. The view is now made with grad.
+    def fn(w, x):
+        v = torch.complex(w, w)
+        with torch.no_grad():
+            x *= v
+        return x * 1, x
+
+    w, x = torch.randn(3, requires_grad=True), torch.randn(2, 3, dtype=torch.complex128)
+    grads = []
+    for run in (fn, compile_with_pass(fn, "aot_eager", dynamic)):
+        leaf = x.clone().requires_grad_()
+        outputs = run(w, leaf)
+        torch.autograd.backward(outputs, [torch.ones_like(o) for o in outputs])
+        grads.append(leaf.grad)
+    assert_close(grads[1], grads[0])
+    assert torch.equal(grads[0], torch.full_like(grads[0], 2))
+
+
+def test_layout_under_autocast_follows_eagers_contiguous_angle():
+    # Found by the fuzzer's long run: eager's complex angle of a transposed
+    # tensor is contiguous, and so is what is computed from it; under autocast
+    # the pass kept the meta kernel's transposed strides for the result of
+    # torch.complex, which autocast leaves alone.
+    def fn(x):
+        a = x.angle()
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            z = torch.complex(a, a)
+        return a, z
+
+    x = torch.randn(3, 2, dtype=torch.complex128).t()
+    expected = fn(x)
+    actual = compile_with_pass(fn, "aot_eager")(x)
+    assert_close(actual, expected)
+    assert [t.stride() for t in actual] == [t.stride() for t in expected] == [(3, 1), (3, 1)]
