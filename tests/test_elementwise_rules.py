@@ -574,11 +574,12 @@ class GraphModule(torch.nn.Module):
         getitem_1: "f32[3, 1]" = view_as_real[(Ellipsis, slice(0, 1, None))]
         getitem_2: "f32[3, 1]" = view_as_real[(Ellipsis, slice(1, 2, None))];  view_as_real = None
         mul_1: "f32[3, 2]" = stack * getitem_1;  getitem_1 = None
-        getitem_3: "f32[3]" = stack[(Ellipsis, 1)]
-        neg: "f32[3]" = -getitem_3;  getitem_3 = None
-        getitem_4: "f32[3]" = stack[(Ellipsis, 0)];  stack = None
-        stack_1: "f32[3, 2]" = torch.stack((neg, getitem_4), -1);  neg = getitem_4 = None
-        mul_2: "f32[3, 2]" = stack_1 * getitem_2;  stack_1 = getitem_2 = None
+        flip: "f32[3, 2]" = stack.flip(-1);  stack = None
+        arange: "i64[2]" = torch.arange(2, device = device(type='cpu'))
+        eq: "b8[2]" = arange == 0;  arange = None
+        neg: "f32[3, 2]" = -flip
+        where: "f32[3, 2]" = torch.where(eq, neg, flip);  eq = neg = flip = None
+        mul_2: "f32[3, 2]" = where * getitem_2;  where = getitem_2 = None
         add: "f32[3, 2]" = mul_1 + mul_2;  mul_1 = mul_2 = None
         select: "f32[3]" = torch.select(add, -1, 0)
         select_1: "f32[3]" = torch.select(add, -1, 1);  add = None

@@ -302,36 +302,38 @@ class GraphModule(torch.nn.Module):
         getitem_2: "f32[3, 1]" = where[(Ellipsis, slice(0, 1, None))]
         getitem_3: "f32[3, 1]" = where[(Ellipsis, slice(1, 2, None))]
         mul: "f32[3, 2]" = where * getitem_2;  getitem_2 = None
-        getitem_4: "f32[3]" = where[(Ellipsis, 1)]
-        neg: "f32[3]" = -getitem_4;  getitem_4 = None
-        getitem_5: "f32[3]" = where[(Ellipsis, 0)]
-        stack: "f32[3, 2]" = torch.stack((neg, getitem_5), -1);  neg = getitem_5 = None
-        mul_1: "f32[3, 2]" = stack * getitem_3;  stack = getitem_3 = None
+        flip: "f32[3, 2]" = where.flip(-1)
+        arange: "i64[2]" = torch.arange(2, device = device(type='cpu'))
+        eq_2: "b8[2]" = arange == 0;  arange = None
+        neg: "f32[3, 2]" = -flip
+        where_1: "f32[3, 2]" = torch.where(eq_2, neg, flip);  eq_2 = neg = flip = None
+        mul_1: "f32[3, 2]" = where_1 * getitem_3;  where_1 = getitem_3 = None
         add: "f32[3, 2]" = mul + mul_1;  mul = mul_1 = None
-        getitem_6: "f32[3, 1]" = where[(Ellipsis, slice(0, 1, None))]
-        getitem_7: "f32[3, 1]" = where[(Ellipsis, slice(1, 2, None))];  where = None
-        mul_2: "f32[3, 2]" = add * getitem_6;  getitem_6 = None
-        getitem_8: "f32[3]" = add[(Ellipsis, 1)]
-        neg_1: "f32[3]" = -getitem_8;  getitem_8 = None
-        getitem_9: "f32[3]" = add[(Ellipsis, 0)];  add = None
-        stack_1: "f32[3, 2]" = torch.stack((neg_1, getitem_9), -1);  neg_1 = getitem_9 = None
-        mul_3: "f32[3, 2]" = stack_1 * getitem_7;  stack_1 = getitem_7 = None
+        getitem_4: "f32[3, 1]" = where[(Ellipsis, slice(0, 1, None))]
+        getitem_5: "f32[3, 1]" = where[(Ellipsis, slice(1, 2, None))];  where = None
+        mul_2: "f32[3, 2]" = add * getitem_4;  getitem_4 = None
+        flip_1: "f32[3, 2]" = add.flip(-1);  add = None
+        arange_1: "i64[2]" = torch.arange(2, device = device(type='cpu'))
+        eq_3: "b8[2]" = arange_1 == 0;  arange_1 = None
+        neg_1: "f32[3, 2]" = -flip_1
+        where_2: "f32[3, 2]" = torch.where(eq_3, neg_1, flip_1);  eq_3 = neg_1 = flip_1 = None
+        mul_3: "f32[3, 2]" = where_2 * getitem_5;  where_2 = getitem_5 = None
         add_1: "f32[3, 2]" = mul_2 + mul_3;  mul_2 = mul_3 = None
         invert_1: "b8[3]" = ~and_;  and_ = None
         and__2: "b8[3]" = or_ & invert_1;  or_ = invert_1 = None
-        getitem_10: "f32[3]" = view_as_real[(Ellipsis, 0)]
-        getitem_11: "f32[3]" = view_as_real[(Ellipsis, 1)];  view_as_real = None
-        where_1: "f32[3]" = torch.where(and__2, getitem_10, 0.0);  getitem_10 = None
-        nan_to_num: "f32[3]" = torch.nan_to_num(where_1);  where_1 = None
+        getitem_6: "f32[3]" = view_as_real[(Ellipsis, 0)]
+        getitem_7: "f32[3]" = view_as_real[(Ellipsis, 1)];  view_as_real = None
+        where_3: "f32[3]" = torch.where(and__2, getitem_6, 0.0);  getitem_6 = None
+        nan_to_num: "f32[3]" = torch.nan_to_num(where_3);  where_3 = None
         detach_3: "f32[3]" = nan_to_num.detach()
         sub: "f32[3]" = nan_to_num - detach_3;  nan_to_num = detach_3 = None
-        where_2: "f32[3]" = torch.where(and__2, getitem_11, 0.0);  getitem_11 = None
-        nan_to_num_1: "f32[3]" = torch.nan_to_num(where_2);  where_2 = None
+        where_4: "f32[3]" = torch.where(and__2, getitem_7, 0.0);  getitem_7 = None
+        nan_to_num_1: "f32[3]" = torch.nan_to_num(where_4);  where_4 = None
         detach_4: "f32[3]" = nan_to_num_1.detach()
         sub_1: "f32[3]" = nan_to_num_1 - detach_4;  nan_to_num_1 = detach_4 = None
         hypot: "f32[3]" = torch.hypot(sub, sub_1);  sub = sub_1 = None
-        where_3: "f32[3]" = torch.where(and__2, hypot, 0.0);  and__2 = hypot = None
-        add_2: "f32[3]" = 1.0 + where_3;  where_3 = None
+        where_5: "f32[3]" = torch.where(and__2, hypot, 0.0);  and__2 = hypot = None
+        add_2: "f32[3]" = 1.0 + where_5;  where_5 = None
         unsqueeze_1: "f32[3, 1]" = add_2.unsqueeze(-1);  add_2 = None
         mul_4: "f32[3, 2]" = add_1 * unsqueeze_1;  add_1 = unsqueeze_1 = None
         select: "f32[3]" = torch.select(mul_4, -1, 0)

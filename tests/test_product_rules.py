@@ -214,37 +214,40 @@ class GraphModule(torch.nn.Module):
         view_as_real: "f32[2, 3, 2]" = torch.view_as_real(l_z_);  l_z_ = None
         getitem: "f32[2, 1, 2]" = view_as_real[(slice(None, None, None), slice(0, 1, None))]
         mul: "f32[2, 1, 2]" = getitem * 1.0
-        getitem_1: "f32[2, 1]" = getitem[(Ellipsis, 1)]
-        neg: "f32[2, 1]" = -getitem_1;  getitem_1 = None
-        getitem_2: "f32[2, 1]" = getitem[(Ellipsis, 0)];  getitem = None
-        stack: "f32[2, 1, 2]" = torch.stack((neg, getitem_2), -1);  neg = getitem_2 = None
-        mul_1: "f32[2, 1, 2]" = stack * 0.0;  stack = None
+        flip: "f32[2, 1, 2]" = getitem.flip(-1);  getitem = None
+        arange: "i64[2]" = torch.arange(2, device = device(type='cpu'))
+        eq: "b8[2]" = arange == 0;  arange = None
+        neg: "f32[2, 1, 2]" = -flip
+        where: "f32[2, 1, 2]" = torch.where(eq, neg, flip);  eq = neg = flip = None
+        mul_1: "f32[2, 1, 2]" = where * 0.0;  where = None
         add: "f32[2, 1, 2]" = mul + mul_1;  mul = mul_1 = None
-        getitem_3: "f32[2, 2, 2]" = view_as_real[(slice(None, None, None), slice(1, 3, None))];  view_as_real = None
-        cat: "f32[2, 3, 2]" = torch.cat((add, getitem_3), 1);  add = getitem_3 = None
-        getitem_4: "f32[2, 1, 2]" = cat[(slice(None, None, None), slice(0, 2, 2))]
-        getitem_5: "f32[2, 1, 2]" = cat[(slice(None, None, None), slice(1, 2, 2))]
-        getitem_6: "f32[2, 1, 1]" = getitem_5[(Ellipsis, slice(0, 1, None))]
-        getitem_7: "f32[2, 1, 1]" = getitem_5[(Ellipsis, slice(1, 2, None))];  getitem_5 = None
-        mul_2: "f32[2, 1, 2]" = getitem_4 * getitem_6;  getitem_6 = None
-        getitem_8: "f32[2, 1]" = getitem_4[(Ellipsis, 1)]
-        neg_1: "f32[2, 1]" = -getitem_8;  getitem_8 = None
-        getitem_9: "f32[2, 1]" = getitem_4[(Ellipsis, 0)];  getitem_4 = None
-        stack_1: "f32[2, 1, 2]" = torch.stack((neg_1, getitem_9), -1);  neg_1 = getitem_9 = None
-        mul_3: "f32[2, 1, 2]" = stack_1 * getitem_7;  stack_1 = getitem_7 = None
+        getitem_1: "f32[2, 2, 2]" = view_as_real[(slice(None, None, None), slice(1, 3, None))];  view_as_real = None
+        cat: "f32[2, 3, 2]" = torch.cat((add, getitem_1), 1);  add = getitem_1 = None
+        getitem_2: "f32[2, 1, 2]" = cat[(slice(None, None, None), slice(0, 2, 2))]
+        getitem_3: "f32[2, 1, 2]" = cat[(slice(None, None, None), slice(1, 2, 2))]
+        getitem_4: "f32[2, 1, 1]" = getitem_3[(Ellipsis, slice(0, 1, None))]
+        getitem_5: "f32[2, 1, 1]" = getitem_3[(Ellipsis, slice(1, 2, None))];  getitem_3 = None
+        mul_2: "f32[2, 1, 2]" = getitem_2 * getitem_4;  getitem_4 = None
+        flip_1: "f32[2, 1, 2]" = getitem_2.flip(-1);  getitem_2 = None
+        arange_1: "i64[2]" = torch.arange(2, device = device(type='cpu'))
+        eq_1: "b8[2]" = arange_1 == 0;  arange_1 = None
+        neg_1: "f32[2, 1, 2]" = -flip_1
+        where_1: "f32[2, 1, 2]" = torch.where(eq_1, neg_1, flip_1);  eq_1 = neg_1 = flip_1 = None
+        mul_3: "f32[2, 1, 2]" = where_1 * getitem_5;  where_1 = getitem_5 = None
         add_1: "f32[2, 1, 2]" = mul_2 + mul_3;  mul_2 = mul_3 = None
-        getitem_10: "f32[2, 1, 2]" = cat[(slice(None, None, None), slice(2, 3, None))];  cat = None
-        cat_1: "f32[2, 2, 2]" = torch.cat((add_1, getitem_10), 1);  add_1 = getitem_10 = None
-        getitem_11: "f32[2, 1, 2]" = cat_1[(slice(None, None, None), slice(0, 2, 2))]
-        getitem_12: "f32[2, 1, 2]" = cat_1[(slice(None, None, None), slice(1, 2, 2))];  cat_1 = None
-        getitem_13: "f32[2, 1, 1]" = getitem_12[(Ellipsis, slice(0, 1, None))]
-        getitem_14: "f32[2, 1, 1]" = getitem_12[(Ellipsis, slice(1, 2, None))];  getitem_12 = None
-        mul_4: "f32[2, 1, 2]" = getitem_11 * getitem_13;  getitem_13 = None
-        getitem_15: "f32[2, 1]" = getitem_11[(Ellipsis, 1)]
-        neg_2: "f32[2, 1]" = -getitem_15;  getitem_15 = None
-        getitem_16: "f32[2, 1]" = getitem_11[(Ellipsis, 0)];  getitem_11 = None
-        stack_2: "f32[2, 1, 2]" = torch.stack((neg_2, getitem_16), -1);  neg_2 = getitem_16 = None
-        mul_5: "f32[2, 1, 2]" = stack_2 * getitem_14;  stack_2 = getitem_14 = None
+        getitem_6: "f32[2, 1, 2]" = cat[(slice(None, None, None), slice(2, 3, None))];  cat = None
+        cat_1: "f32[2, 2, 2]" = torch.cat((add_1, getitem_6), 1);  add_1 = getitem_6 = None
+        getitem_7: "f32[2, 1, 2]" = cat_1[(slice(None, None, None), slice(0, 2, 2))]
+        getitem_8: "f32[2, 1, 2]" = cat_1[(slice(None, None, None), slice(1, 2, 2))];  cat_1 = None
+        getitem_9: "f32[2, 1, 1]" = getitem_8[(Ellipsis, slice(0, 1, None))]
+        getitem_10: "f32[2, 1, 1]" = getitem_8[(Ellipsis, slice(1, 2, None))];  getitem_8 = None
+        mul_4: "f32[2, 1, 2]" = getitem_7 * getitem_9;  getitem_9 = None
+        flip_2: "f32[2, 1, 2]" = getitem_7.flip(-1);  getitem_7 = None
+        arange_2: "i64[2]" = torch.arange(2, device = device(type='cpu'))
+        eq_2: "b8[2]" = arange_2 == 0;  arange_2 = None
+        neg_2: "f32[2, 1, 2]" = -flip_2
+        where_2: "f32[2, 1, 2]" = torch.where(eq_2, neg_2, flip_2);  eq_2 = neg_2 = flip_2 = None
+        mul_5: "f32[2, 1, 2]" = where_2 * getitem_10;  where_2 = getitem_10 = None
         add_2: "f32[2, 1, 2]" = mul_4 + mul_5;  mul_4 = mul_5 = None
         squeeze: "f32[2, 2]" = add_2.squeeze(1);  add_2 = None
         select: "f32[2]" = torch.select(squeeze, -1, 0)

@@ -57,33 +57,37 @@ class GraphModule(torch.nn.Module):
         getitem: "f32[4, 1]" = view_as_real_1[(Ellipsis, slice(0, 1, None))]
         getitem_1: "f32[4, 1]" = view_as_real_1[(Ellipsis, slice(1, 2, None))];  view_as_real_1 = None
         mul_4: "f32[3, 4, 2]" = l_x_ * getitem;  getitem = None
-        getitem_2: "f32[3, 4]" = l_x_[(Ellipsis, 1)]
-        neg: "f32[3, 4]" = -getitem_2;  getitem_2 = None
-        getitem_3: "f32[3, 4]" = l_x_[(Ellipsis, 0)];  l_x_ = None
-        stack: "f32[3, 4, 2]" = torch.stack((neg, getitem_3), -1);  neg = getitem_3 = None
-        mul_5: "f32[3, 4, 2]" = stack * getitem_1;  stack = getitem_1 = None
+        flip: "f32[3, 4, 2]" = l_x_.flip(-1);  l_x_ = None
+        arange: "i64[2]" = torch.arange(2, device = device(type='cpu'))
+        eq: "b8[2]" = arange == 0;  arange = None
+        neg: "f32[3, 4, 2]" = -flip
+        where: "f32[3, 4, 2]" = torch.where(eq, neg, flip);  eq = neg = flip = None
+        mul_5: "f32[3, 4, 2]" = where * getitem_1;  where = getitem_1 = None
         add: "f32[3, 4, 2]" = mul_4 + mul_5;  mul_4 = mul_5 = None
         unsqueeze: "f32[3, 4, 1]" = l_r_.unsqueeze(-1);  l_r_ = None
         mul_6: "f32[3, 4, 2]" = add * unsqueeze;  unsqueeze = None
-        getitem_4: "f32[3, 4]" = add[(Ellipsis, 1)]
-        neg_1: "f32[3, 4]" = -getitem_4;  getitem_4 = None
-        getitem_5: "f32[3, 4]" = add[(Ellipsis, 0)];  add = None
-        stack_1: "f32[3, 4, 2]" = torch.stack((neg_1, getitem_5), -1);  neg_1 = getitem_5 = None
-        mul_7: "f32[3, 4, 2]" = stack_1 * 0.0;  stack_1 = None
+        flip_1: "f32[3, 4, 2]" = add.flip(-1);  add = None
+        arange_1: "i64[2]" = torch.arange(2, device = device(type='cpu'))
+        eq_1: "b8[2]" = arange_1 == 0;  arange_1 = None
+        neg_1: "f32[3, 4, 2]" = -flip_1
+        where_1: "f32[3, 4, 2]" = torch.where(eq_1, neg_1, flip_1);  eq_1 = neg_1 = flip_1 = None
+        mul_7: "f32[3, 4, 2]" = where_1 * 0.0;  where_1 = None
         add_1: "f32[3, 4, 2]" = mul_6 + mul_7;  mul_6 = mul_7 = None
         mul_8: "f32[3, 4, 2]" = add_1 * 2.0
-        getitem_6: "f32[3, 4]" = add_1[(Ellipsis, 1)]
-        neg_2: "f32[3, 4]" = -getitem_6;  getitem_6 = None
-        getitem_7: "f32[3, 4]" = add_1[(Ellipsis, 0)];  add_1 = None
-        stack_2: "f32[3, 4, 2]" = torch.stack((neg_2, getitem_7), -1);  neg_2 = getitem_7 = None
-        mul_9: "f32[3, 4, 2]" = stack_2 * 0.0;  stack_2 = None
+        flip_2: "f32[3, 4, 2]" = add_1.flip(-1);  add_1 = None
+        arange_2: "i64[2]" = torch.arange(2, device = device(type='cpu'))
+        eq_2: "b8[2]" = arange_2 == 0;  arange_2 = None
+        neg_2: "f32[3, 4, 2]" = -flip_2
+        where_2: "f32[3, 4, 2]" = torch.where(eq_2, neg_2, flip_2);  eq_2 = neg_2 = flip_2 = None
+        mul_9: "f32[3, 4, 2]" = where_2 * 0.0;  where_2 = None
         add_2: "f32[3, 4, 2]" = mul_8 + mul_9;  mul_8 = mul_9 = None
         mul_10: "f32[3, 4, 2]" = add_2 * 0.0
-        getitem_8: "f32[3, 4]" = add_2[(Ellipsis, 1)]
-        neg_3: "f32[3, 4]" = -getitem_8;  getitem_8 = None
-        getitem_9: "f32[3, 4]" = add_2[(Ellipsis, 0)];  add_2 = None
-        stack_3: "f32[3, 4, 2]" = torch.stack((neg_3, getitem_9), -1);  neg_3 = getitem_9 = None
-        mul_11: "f32[3, 4, 2]" = stack_3 * 1.0;  stack_3 = None
+        flip_3: "f32[3, 4, 2]" = add_2.flip(-1);  add_2 = None
+        arange_3: "i64[2]" = torch.arange(2, device = device(type='cpu'))
+        eq_3: "b8[2]" = arange_3 == 0;  arange_3 = None
+        neg_3: "f32[3, 4, 2]" = -flip_3
+        where_3: "f32[3, 4, 2]" = torch.where(eq_3, neg_3, flip_3);  eq_3 = neg_3 = flip_3 = None
+        mul_11: "f32[3, 4, 2]" = where_3 * 1.0;  where_3 = None
         add_3: "f32[3, 4, 2]" = mul_10 + mul_11;  mul_10 = mul_11 = None
         return (add_3,)""")
         self.assertExpectedInline(ate, """\
@@ -96,33 +100,37 @@ class GraphModule(torch.nn.Module):
         getitem: "f32[4, 1]" = view_as_real_1[(Ellipsis, slice(0, 1, None))]
         getitem_1: "f32[4, 1]" = view_as_real_1[(Ellipsis, slice(1, 2, None))];  view_as_real_1 = None
         mul_4: "f32[3, 4, 2]" = args_0 * getitem;  getitem = None
-        getitem_2: "f32[3, 4]" = args_0[(Ellipsis, 1)]
-        neg: "f32[3, 4]" = -getitem_2;  getitem_2 = None
-        getitem_3: "f32[3, 4]" = args_0[(Ellipsis, 0)];  args_0 = None
-        stack: "f32[3, 4, 2]" = torch.stack((neg, getitem_3), -1);  neg = getitem_3 = None
-        mul_5: "f32[3, 4, 2]" = stack * getitem_1;  stack = getitem_1 = None
+        flip: "f32[3, 4, 2]" = args_0.flip(-1);  args_0 = None
+        arange: "i64[2]" = torch.arange(2, device = device(type='cpu'))
+        eq: "b8[2]" = arange == 0;  arange = None
+        neg: "f32[3, 4, 2]" = -flip
+        where: "f32[3, 4, 2]" = torch.where(eq, neg, flip);  eq = neg = flip = None
+        mul_5: "f32[3, 4, 2]" = where * getitem_1;  where = getitem_1 = None
         add: "f32[3, 4, 2]" = mul_4 + mul_5;  mul_4 = mul_5 = None
         unsqueeze: "f32[3, 4, 1]" = args_2.unsqueeze(-1);  args_2 = None
         mul_6: "f32[3, 4, 2]" = add * unsqueeze;  unsqueeze = None
-        getitem_4: "f32[3, 4]" = add[(Ellipsis, 1)]
-        neg_1: "f32[3, 4]" = -getitem_4;  getitem_4 = None
-        getitem_5: "f32[3, 4]" = add[(Ellipsis, 0)];  add = None
-        stack_1: "f32[3, 4, 2]" = torch.stack((neg_1, getitem_5), -1);  neg_1 = getitem_5 = None
-        mul_7: "f32[3, 4, 2]" = stack_1 * 0.0;  stack_1 = None
+        flip_1: "f32[3, 4, 2]" = add.flip(-1);  add = None
+        arange_1: "i64[2]" = torch.arange(2, device = device(type='cpu'))
+        eq_1: "b8[2]" = arange_1 == 0;  arange_1 = None
+        neg_1: "f32[3, 4, 2]" = -flip_1
+        where_1: "f32[3, 4, 2]" = torch.where(eq_1, neg_1, flip_1);  eq_1 = neg_1 = flip_1 = None
+        mul_7: "f32[3, 4, 2]" = where_1 * 0.0;  where_1 = None
         add_1: "f32[3, 4, 2]" = mul_6 + mul_7;  mul_6 = mul_7 = None
         mul_8: "f32[3, 4, 2]" = add_1 * 2.0
-        getitem_6: "f32[3, 4]" = add_1[(Ellipsis, 1)]
-        neg_2: "f32[3, 4]" = -getitem_6;  getitem_6 = None
-        getitem_7: "f32[3, 4]" = add_1[(Ellipsis, 0)];  add_1 = None
-        stack_2: "f32[3, 4, 2]" = torch.stack((neg_2, getitem_7), -1);  neg_2 = getitem_7 = None
-        mul_9: "f32[3, 4, 2]" = stack_2 * 0.0;  stack_2 = None
+        flip_2: "f32[3, 4, 2]" = add_1.flip(-1);  add_1 = None
+        arange_2: "i64[2]" = torch.arange(2, device = device(type='cpu'))
+        eq_2: "b8[2]" = arange_2 == 0;  arange_2 = None
+        neg_2: "f32[3, 4, 2]" = -flip_2
+        where_2: "f32[3, 4, 2]" = torch.where(eq_2, neg_2, flip_2);  eq_2 = neg_2 = flip_2 = None
+        mul_9: "f32[3, 4, 2]" = where_2 * 0.0;  where_2 = None
         add_2: "f32[3, 4, 2]" = mul_8 + mul_9;  mul_8 = mul_9 = None
         mul_10: "f32[3, 4, 2]" = add_2 * 0.0
-        getitem_8: "f32[3, 4]" = add_2[(Ellipsis, 1)]
-        neg_3: "f32[3, 4]" = -getitem_8;  getitem_8 = None
-        getitem_9: "f32[3, 4]" = add_2[(Ellipsis, 0)];  add_2 = None
-        stack_3: "f32[3, 4, 2]" = torch.stack((neg_3, getitem_9), -1);  neg_3 = getitem_9 = None
-        mul_11: "f32[3, 4, 2]" = stack_3 * 1.0;  stack_3 = None
+        flip_3: "f32[3, 4, 2]" = add_2.flip(-1);  add_2 = None
+        arange_3: "i64[2]" = torch.arange(2, device = device(type='cpu'))
+        eq_3: "b8[2]" = arange_3 == 0;  arange_3 = None
+        neg_3: "f32[3, 4, 2]" = -flip_3
+        where_3: "f32[3, 4, 2]" = torch.where(eq_3, neg_3, flip_3);  eq_3 = neg_3 = flip_3 = None
+        mul_11: "f32[3, 4, 2]" = where_3 * 1.0;  where_3 = None
         add_3: "f32[3, 4, 2]" = mul_10 + mul_11;  mul_10 = mul_11 = None
         return pytree.tree_unflatten((add_3,), self._out_spec)""")
 
@@ -156,17 +164,18 @@ class GraphModule(torch.nn.Module):
         getitem_2: "f32[5, 1]" = stack_2[(Ellipsis, slice(0, 1, None))]
         getitem_3: "f32[5, 1]" = stack_2[(Ellipsis, slice(1, 2, None))];  stack_2 = None
         mul_3: "f32[5, 2]" = stack * getitem_2;  getitem_2 = None
-        getitem_4: "f32[5]" = stack[(Ellipsis, 1)]
-        neg_1: "f32[5]" = -getitem_4;  getitem_4 = None
-        getitem_5: "f32[5]" = stack[(Ellipsis, 0)];  stack = None
-        stack_3: "f32[5, 2]" = torch.stack((neg_1, getitem_5), -1);  neg_1 = getitem_5 = None
-        mul_4: "f32[5, 2]" = stack_3 * getitem_3;  stack_3 = getitem_3 = None
+        flip: "f32[5, 2]" = stack.flip(-1);  stack = None
+        arange: "i64[2]" = torch.arange(2, device = device(type='cpu'))
+        eq: "b8[2]" = arange == 0;  arange = None
+        neg_1: "f32[5, 2]" = -flip
+        where: "f32[5, 2]" = torch.where(eq, neg_1, flip);  eq = neg_1 = flip = None
+        mul_4: "f32[5, 2]" = where * getitem_3;  where = getitem_3 = None
         add_1: "f32[5, 2]" = mul_3 + mul_4;  mul_3 = mul_4 = None
-        getitem_6: "f32[5]" = add_1[(Ellipsis, 0)]
-        getitem_7: "f32[5]" = add_1[(Ellipsis, 1)]
-        add: "f32[5]" = getitem_6 + getitem_7;  getitem_6 = getitem_7 = None
-        getitem_8: "f32[5]" = add_1[(Ellipsis, 1)];  add_1 = None
-        return (add, getitem_8)""")
+        getitem_4: "f32[5]" = add_1[(Ellipsis, 0)]
+        getitem_5: "f32[5]" = add_1[(Ellipsis, 1)]
+        add: "f32[5]" = getitem_4 + getitem_5;  getitem_4 = getitem_5 = None
+        getitem_6: "f32[5]" = add_1[(Ellipsis, 1)];  add_1 = None
+        return (add, getitem_6)""")
         self.assertExpectedInline(ate, """\
 class GraphModule(torch.nn.Module):
     def forward(self, args_0, args_1, args_2, args_3):
@@ -186,17 +195,18 @@ class GraphModule(torch.nn.Module):
         getitem_2: "f32[5, 1]" = stack_2[(Ellipsis, slice(0, 1, None))]
         getitem_3: "f32[5, 1]" = stack_2[(Ellipsis, slice(1, 2, None))];  stack_2 = None
         mul_3: "f32[5, 2]" = stack * getitem_2;  getitem_2 = None
-        getitem_4: "f32[5]" = stack[(Ellipsis, 1)]
-        neg_1: "f32[5]" = -getitem_4;  getitem_4 = None
-        getitem_5: "f32[5]" = stack[(Ellipsis, 0)];  stack = None
-        stack_3: "f32[5, 2]" = torch.stack((neg_1, getitem_5), -1);  neg_1 = getitem_5 = None
-        mul_4: "f32[5, 2]" = stack_3 * getitem_3;  stack_3 = getitem_3 = None
+        flip: "f32[5, 2]" = stack.flip(-1);  stack = None
+        arange: "i64[2]" = torch.arange(2, device = device(type='cpu'))
+        eq: "b8[2]" = arange == 0;  arange = None
+        neg_1: "f32[5, 2]" = -flip
+        where: "f32[5, 2]" = torch.where(eq, neg_1, flip);  eq = neg_1 = flip = None
+        mul_4: "f32[5, 2]" = where * getitem_3;  where = getitem_3 = None
         add_1: "f32[5, 2]" = mul_3 + mul_4;  mul_3 = mul_4 = None
-        getitem_6: "f32[5]" = add_1[(Ellipsis, 0)]
-        getitem_7: "f32[5]" = add_1[(Ellipsis, 1)]
-        add: "f32[5]" = torch.ops.aten.add.Tensor(getitem_6, getitem_7);  getitem_6 = getitem_7 = None
-        getitem_8: "f32[5]" = add_1[(Ellipsis, 1)];  add_1 = None
-        return pytree.tree_unflatten((add, getitem_8), self._out_spec)""")
+        getitem_4: "f32[5]" = add_1[(Ellipsis, 0)]
+        getitem_5: "f32[5]" = add_1[(Ellipsis, 1)]
+        add: "f32[5]" = torch.ops.aten.add.Tensor(getitem_4, getitem_5);  getitem_4 = getitem_5 = None
+        getitem_6: "f32[5]" = add_1[(Ellipsis, 1)];  add_1 = None
+        return pytree.tree_unflatten((add, getitem_6), self._out_spec)""")
 
     def test_views_and_shape_ops(self):
         def fn(x):
@@ -383,28 +393,30 @@ class GraphModule(torch.nn.Module):
         getitem: "f64[3, 1]" = view_as_real_1[(Ellipsis, slice(0, 1, None))]
         getitem_1: "f64[3, 1]" = view_as_real_1[(Ellipsis, slice(1, 2, None))];  view_as_real_1 = None
         mul_2: "f64[3, 2]" = to_2 * getitem;  getitem = None
-        getitem_2: "f64[3]" = to_2[(Ellipsis, 1)]
-        neg: "f64[3]" = -getitem_2;  getitem_2 = None
-        getitem_3: "f64[3]" = to_2[(Ellipsis, 0)];  to_2 = None
-        stack: "f64[3, 2]" = torch.stack((neg, getitem_3), -1);  neg = getitem_3 = None
-        mul_3: "f64[3, 2]" = stack * getitem_1;  stack = getitem_1 = None
+        flip: "f64[3, 2]" = to_2.flip(-1);  to_2 = None
+        arange: "i64[2]" = torch.arange(2, device = device(type='cpu'))
+        eq: "b8[2]" = arange == 0;  arange = None
+        neg: "f64[3, 2]" = -flip
+        where: "f64[3, 2]" = torch.where(eq, neg, flip);  eq = neg = flip = None
+        mul_3: "f64[3, 2]" = where * getitem_1;  where = getitem_1 = None
         add: "f64[3, 2]" = mul_2 + mul_3;  mul_2 = mul_3 = None
         to_3: "f32[3]" = l_r_.to(device = device(type='cpu'), dtype = torch.float32);  l_r_ = None
         zeros_like: "f32[3]" = torch.zeros_like(to_3)
-        stack_1: "f32[3, 2]" = torch.stack((to_3, zeros_like), -1);  to_3 = zeros_like = None
-        to_4: "f64[3, 2]" = stack_1.to(device = device(type='cpu'), dtype = torch.float64, copy = False);  stack_1 = None
-        getitem_4: "f64[3, 1]" = add[(Ellipsis, slice(0, 1, None))]
-        getitem_5: "f64[3, 1]" = add[(Ellipsis, slice(1, 2, None))]
-        mul_4: "f64[3, 2]" = to_4 * getitem_4;  getitem_4 = None
-        getitem_6: "f64[3]" = to_4[(Ellipsis, 1)]
-        neg_1: "f64[3]" = -getitem_6;  getitem_6 = None
-        getitem_7: "f64[3]" = to_4[(Ellipsis, 0)];  to_4 = None
-        stack_2: "f64[3, 2]" = torch.stack((neg_1, getitem_7), -1);  neg_1 = getitem_7 = None
-        mul_5: "f64[3, 2]" = stack_2 * getitem_5;  stack_2 = getitem_5 = None
+        stack: "f32[3, 2]" = torch.stack((to_3, zeros_like), -1);  to_3 = zeros_like = None
+        to_4: "f64[3, 2]" = stack.to(device = device(type='cpu'), dtype = torch.float64, copy = False);  stack = None
+        getitem_2: "f64[3, 1]" = add[(Ellipsis, slice(0, 1, None))]
+        getitem_3: "f64[3, 1]" = add[(Ellipsis, slice(1, 2, None))]
+        mul_4: "f64[3, 2]" = to_4 * getitem_2;  getitem_2 = None
+        flip_1: "f64[3, 2]" = to_4.flip(-1);  to_4 = None
+        arange_1: "i64[2]" = torch.arange(2, device = device(type='cpu'))
+        eq_1: "b8[2]" = arange_1 == 0;  arange_1 = None
+        neg_1: "f64[3, 2]" = -flip_1
+        where_1: "f64[3, 2]" = torch.where(eq_1, neg_1, flip_1);  eq_1 = neg_1 = flip_1 = None
+        mul_5: "f64[3, 2]" = where_1 * getitem_3;  where_1 = getitem_3 = None
         add_1: "f64[3, 2]" = mul_4 + mul_5;  mul_4 = mul_5 = None
         to_5: "f32[3, 2]" = add_1.to(device = device(type='cpu'), dtype = torch.float32, copy = False);  add_1 = None
-        getitem_8: "f64[3]" = add[(Ellipsis, 0)];  add = None
-        float_1: "f32[3]" = getitem_8.float();  getitem_8 = None
+        getitem_4: "f64[3]" = add[(Ellipsis, 0)];  add = None
+        float_1: "f32[3]" = getitem_4.float();  getitem_4 = None
         return (to_5, float_1)""")
         self.assertExpectedInline(ate, """\
 class GraphModule(torch.nn.Module):
@@ -417,32 +429,34 @@ class GraphModule(torch.nn.Module):
         getitem: "f64[3, 1]" = view_as_real_1[(Ellipsis, slice(0, 1, None))]
         getitem_1: "f64[3, 1]" = view_as_real_1[(Ellipsis, slice(1, 2, None))];  view_as_real_1 = None
         mul_2: "f64[3, 2]" = to_3 * getitem;  getitem = None
-        getitem_2: "f64[3]" = to_3[(Ellipsis, 1)]
-        neg: "f64[3]" = -getitem_2;  getitem_2 = None
-        getitem_3: "f64[3]" = to_3[(Ellipsis, 0)];  to_3 = None
-        stack: "f64[3, 2]" = torch.stack((neg, getitem_3), -1);  neg = getitem_3 = None
-        mul_3: "f64[3, 2]" = stack * getitem_1;  stack = getitem_1 = None
+        flip: "f64[3, 2]" = to_3.flip(-1);  to_3 = None
+        arange: "i64[2]" = torch.arange(2, device = device(type='cpu'))
+        eq: "b8[2]" = arange == 0;  arange = None
+        neg: "f64[3, 2]" = -flip
+        where: "f64[3, 2]" = torch.where(eq, neg, flip);  eq = neg = flip = None
+        mul_3: "f64[3, 2]" = where * getitem_1;  where = getitem_1 = None
         add: "f64[3, 2]" = mul_2 + mul_3;  mul_2 = mul_3 = None
         _assert_tensor_metadata_default = torch.ops.aten._assert_tensor_metadata.default(args_2, dtype = torch.float32, device = device(type='cpu'), layout = torch.strided);  _assert_tensor_metadata_default = None
         to_4: "f32[3]" = args_2.to(device = device(type='cpu'), dtype = torch.float32);  args_2 = None
         zeros_like: "f32[3]" = torch.zeros_like(to_4)
-        stack_1: "f32[3, 2]" = torch.stack((to_4, zeros_like), -1);  to_4 = zeros_like = None
-        to_5: "f64[3, 2]" = stack_1.to(device = device(type='cpu'), dtype = torch.float64, copy = False);  stack_1 = None
-        getitem_4: "f64[3, 1]" = add[(Ellipsis, slice(0, 1, None))]
-        getitem_5: "f64[3, 1]" = add[(Ellipsis, slice(1, 2, None))]
-        mul_4: "f64[3, 2]" = to_5 * getitem_4;  getitem_4 = None
-        getitem_6: "f64[3]" = to_5[(Ellipsis, 1)]
-        neg_1: "f64[3]" = -getitem_6;  getitem_6 = None
-        getitem_7: "f64[3]" = to_5[(Ellipsis, 0)];  to_5 = None
-        stack_2: "f64[3, 2]" = torch.stack((neg_1, getitem_7), -1);  neg_1 = getitem_7 = None
-        mul_5: "f64[3, 2]" = stack_2 * getitem_5;  stack_2 = getitem_5 = None
+        stack: "f32[3, 2]" = torch.stack((to_4, zeros_like), -1);  to_4 = zeros_like = None
+        to_5: "f64[3, 2]" = stack.to(device = device(type='cpu'), dtype = torch.float64, copy = False);  stack = None
+        getitem_2: "f64[3, 1]" = add[(Ellipsis, slice(0, 1, None))]
+        getitem_3: "f64[3, 1]" = add[(Ellipsis, slice(1, 2, None))]
+        mul_4: "f64[3, 2]" = to_5 * getitem_2;  getitem_2 = None
+        flip_1: "f64[3, 2]" = to_5.flip(-1);  to_5 = None
+        arange_1: "i64[2]" = torch.arange(2, device = device(type='cpu'))
+        eq_1: "b8[2]" = arange_1 == 0;  arange_1 = None
+        neg_1: "f64[3, 2]" = -flip_1
+        where_1: "f64[3, 2]" = torch.where(eq_1, neg_1, flip_1);  eq_1 = neg_1 = flip_1 = None
+        mul_5: "f64[3, 2]" = where_1 * getitem_3;  where_1 = getitem_3 = None
         add_1: "f64[3, 2]" = mul_4 + mul_5;  mul_4 = mul_5 = None
         view_as_complex_1: "c128[3]" = torch.view_as_complex(add_1)
         _assert_tensor_metadata_default_1 = torch.ops.aten._assert_tensor_metadata.default(view_as_complex_1, dtype = torch.complex128, device = device(type='cpu'), layout = torch.strided);  view_as_complex_1 = _assert_tensor_metadata_default_1 = None
         to_6: "f32[3, 2]" = add_1.to(device = device(type='cpu'), dtype = torch.float32, copy = False);  add_1 = None
-        getitem_8: "f64[3]" = add[(Ellipsis, 0)];  add = None
-        _assert_tensor_metadata_default_2 = torch.ops.aten._assert_tensor_metadata.default(getitem_8, dtype = torch.float64, device = device(type='cpu'), layout = torch.strided);  _assert_tensor_metadata_default_2 = None
-        to_2: "f32[3]" = torch.ops.aten.to.dtype(getitem_8, torch.float32);  getitem_8 = None
+        getitem_4: "f64[3]" = add[(Ellipsis, 0)];  add = None
+        _assert_tensor_metadata_default_2 = torch.ops.aten._assert_tensor_metadata.default(getitem_4, dtype = torch.float64, device = device(type='cpu'), layout = torch.strided);  _assert_tensor_metadata_default_2 = None
+        to_2: "f32[3]" = torch.ops.aten.to.dtype(getitem_4, torch.float32);  getitem_4 = None
         return pytree.tree_unflatten((to_6, to_2), self._out_spec)""")
 
     def test_setitem_into_complex_view_of_input(self):
@@ -474,15 +488,16 @@ class GraphModule(torch.nn.Module):
         l_x_[(0,)] = stack;  setitem_3 = l_x_;  stack = setitem_3 = None
         getitem_2: "f32[2, 3, 2]" = view_as_real[(slice(None, 2, None),)]
         mul_2: "f32[2, 3, 2]" = getitem_2 * 0.0
-        getitem_3: "f32[2, 3]" = getitem_2[(Ellipsis, 1)]
-        neg: "f32[2, 3]" = -getitem_3;  getitem_3 = None
-        getitem_4: "f32[2, 3]" = getitem_2[(Ellipsis, 0)];  getitem_2 = None
-        stack_1: "f32[2, 3, 2]" = torch.stack((neg, getitem_4), -1);  neg = getitem_4 = None
-        mul_3: "f32[2, 3, 2]" = stack_1 * 1.0;  stack_1 = None
+        flip: "f32[2, 3, 2]" = getitem_2.flip(-1);  getitem_2 = None
+        arange: "i64[2]" = torch.arange(2, device = device(type='cpu'))
+        eq: "b8[2]" = arange == 0;  arange = None
+        neg: "f32[2, 3, 2]" = -flip
+        where: "f32[2, 3, 2]" = torch.where(eq, neg, flip);  eq = neg = flip = None
+        mul_3: "f32[2, 3, 2]" = where * 1.0;  where = None
         add: "f32[2, 3, 2]" = mul_2 + mul_3;  mul_2 = mul_3 = None
         l_x_[(slice(1, 3, None),)] = add;  setitem_4 = l_x_;  add = setitem_4 = None
-        getitem_5: "f32[4, 2]" = view_as_real[(slice(None, None, None), 0)];  view_as_real = None
-        l_x_[(Ellipsis, -1, slice(None, None, None))] = getitem_5;  setitem_5 = l_x_;  getitem_5 = setitem_5 = None
+        getitem_3: "f32[4, 2]" = view_as_real[(slice(None, None, None), 0)];  view_as_real = None
+        l_x_[(Ellipsis, -1, slice(None, None, None))] = getitem_3;  setitem_5 = l_x_;  getitem_3 = setitem_5 = None
         mul_1: "f32[4, 3, 2]" = l_x_ * 1.0;  l_x_ = None
         return (mul_1,)""")
 

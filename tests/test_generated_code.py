@@ -1,0 +1,56 @@
+"""What Inductor generates from the rewritten complex product, on CPU.
+
+The product ``a * b`` is ``a·b.re + (i·a)·b.im`` on pairs, and ``i·a`` is a
+flip of the pair dim with one part negated: pointwise, so each output is one
+fused loop reading its inputs once. (The earlier ``stack((-im, re))`` lowered
+to a concat that Inductor wrote to a buffer of its own and read back: two
+extra loops and a buffer per tensor.) Counted in the code Inductor emits:
+kernels, loop nests and allocated buffers."""
+
+from __future__ import annotations
+
+import re
+
+import torch
+from torch._inductor.utils import run_and_get_code
+
+from inductor_complex import ComplexToRealPass
+from inductor_complex.llama_rope import apply_rotary_emb_complex, precompute_freqs_cis
+
+
+def _code(fn, *args) -> str:
+    compiled = torch.compile(fn, options=ComplexToRealPass(fused_rotary=False).inductor_options())
+    with torch.no_grad():
+        expected = fn(*args)
+        actual, codes = run_and_get_code(compiled, *args)
+    torch.testing.assert_close(actual, expected)
+    return "\n".join(codes)
+
+
+def _counts(code: str) -> tuple[int, int, int]:
+    """(kernels, loop nests, buffers allocated)."""
+    kernels = len(re.findall(r"= async_compile\.cpp_pybinding\(", code))
+    loops = len(re.findall(r"for\(int64_t x0=", code))
+    buffers = len(re.findall(r"\bbuf\d+ = empty_strided_cpu\(", code))
+    return kernels, loops, buffers
+
+
+def test_rope_is_one_loop_per_output_with_no_intermediate_buffer():
+    q, k = torch.randn(2, 16, 4, 64), torch.randn(2, 16, 2, 64)
+    code = _code(apply_rotary_emb_complex, q, k, precompute_freqs_cis(64, 16))
+    kernels, loops, buffers = _counts(code)
+    assert (kernels, loops, buffers) == (1, 2, 2), code
+    assert "stack" not in code and "cat" not in re.findall(r"cpp_fused_\w+", code)[0]
+
+
+def test_complex_product_is_one_loop_into_its_output():
+    a, b = torch.randn(8, 32, dtype=torch.complex64), torch.randn(8, 32, dtype=torch.complex64)
+    code = _code(lambda a, b: a * b, a, b)
+    assert _counts(code) == (1, 1, 1), code
+
+
+def test_product_chain_fuses_into_one_loop():
+    # z·w·v: the intermediate product stays in registers.
+    z, w, v = (torch.randn(4, 16, dtype=torch.complex64) for _ in range(3))
+    code = _code(lambda z, w, v: z * w * v, z, w, v)
+    assert _counts(code) == (1, 1, 1), code
