@@ -81,6 +81,11 @@ def mutates_metadata(node: torch.fx.Node) -> bool:
     return node.op in ("call_function", "call_method") and _name(node) in METADATA_MUTATORS
 
 
+def storage_key(t: torch.Tensor) -> StorageWeakRef:
+    """What tensors viewing one storage have in common (hashable)."""
+    return StorageWeakRef(t.untyped_storage())
+
+
 def shares_storage(a: Any, b: Any) -> bool:
     """Whether two (fake) tensors view the same storage."""
     if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)):

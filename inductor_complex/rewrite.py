@@ -16,6 +16,7 @@ requires grad. A node that fails any check is kept as it was.
 
 from __future__ import annotations
 
+import collections
 import operator
 from typing import Any
 
@@ -28,7 +29,7 @@ from . import composites, strides
 from .edges import Edges, GraphLeftUnchanged
 from .graph_meta import FakeRecordingTracer, copy_traced, graph_fake_mode, meta_key, record_fake_value
 from .graph_modes import ambient_modes, modes_by_node
-from .mutation import mutates, mutates_metadata, shares_storage, written_args
+from .mutation import mutates, mutates_metadata, shares_storage, storage_key, written_args
 from .report import Report
 from .rules import LAZY_BITS, RULES, Unsupported
 from .rules.common import tracing_into
@@ -160,11 +161,10 @@ class ComplexRewriter:
         # it back from AOTAutograd as a view of the written pair, made inside
         # the compiled function, where eager's takes in-place writes with grad.
         output = next(node for node in self.graph.nodes if node.op == "output")
+        # (Grouped by storage: a forward graph after autograd returns every saved activation.)
         returned = [n for n in output.all_input_nodes if isinstance(fake_value(n), torch.Tensor)]
-        self.returned_with_alias = {
-            node for node in returned
-            if any(other is not node and shares_storage(fake_value(node), fake_value(other)) for other in returned)
-        }
+        by_storage = collections.Counter(storage_key(fake_value(n)) for n in returned)
+        self.returned_with_alias = {n for n in returned if by_storage[storage_key(fake_value(n))] > 1}
         # Autograd saves what our real math needs, not what eager's complex
         # formula saves; a later write to it would break a backward eager can
         # run. Reads get a clone (free once functionalized) where anything is written.

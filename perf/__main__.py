@@ -24,7 +24,7 @@ from .run import run_subject
 from .subjects import SUBJECTS
 
 # Per size: timing rounds, the shortest sample in ms, and compile-cost depths.
-SETTINGS = {"tiny": (3, 0.5, (1, 2)), "quick": (7, 20.0, (1, 4, 8)), "full": (15, 50.0, (1, 8, 32))}
+SETTINGS = {"tiny": (3, 0.5, (1, 2)), "quick": (7, 20.0, (1, 8, 32)), "full": (15, 50.0, (1, 8, 32))}
 
 
 def _names(text: str | None, known, what: str) -> list[str]:
