@@ -248,6 +248,12 @@ class ComplexRewriter:
                 record_fake_value(new, node, self.fake_mode, self.meta_key, grad)
             if not isinstance(result, Node) or not _same_kind(fake_value(result), fake_value(node)):
                 raise ValueError("the decomposition's result is not the op's")
+            if fake_value(result).stride() == fake_value(node).stride():
+                # The result stands for the op's value: it keeps that fake value, so
+                # views Dynamo made of it (``v.real``) still share its storage, and
+                # a write through them is seen as a write into it (not a read
+                # to copy, which silently dropped the write).
+                result.meta[self.meta_key] = fake_value(node)
         except Exception:  # noqa: BLE001 - keep the op as it was
             for new in reversed(made):
                 self.created.discard(new)

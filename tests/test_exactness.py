@@ -828,3 +828,28 @@ def test_layout_under_autocast_follows_eagers_contiguous_angle():
     actual = compile_with_pass(fn, "aot_eager")(x)
     assert_close(actual, expected)
     assert [t.stride() for t in actual] == [t.stride() for t in expected] == [(3, 1), (3, 1)]
+
+
+@pytest.mark.parametrize("write", ["real_mul", "setitem"])
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_write_through_a_view_of_an_inlined_op_lands(write, dynamic):
+    # Found by the fuzzer's long run, a silent wrong number: `fft` is inlined
+    # as its aten op, whose fresh fake value no longer shared storage with
+    # Dynamo's `v.real`; the rewriter took the write's operand for a read of
+    # another tensor and gave it a copy, so `v.real.mul_(2)` was lost. The
+    # inlined result now keeps the op's own fake value.
+    def fn(x):
+        v = torch.fft.fft(x)
+        if write == "real_mul":
+            v.real.mul_(2)
+        else:
+            v[..., :1] = 2.5
+        return v, x.exp()
+
+    x = torch.randn(3, dtype=torch.complex64)
+    expected = fn(x.clone().requires_grad_())
+    actual = compile_with_pass(fn, "aot_eager", dynamic)(x.clone().requires_grad_())
+    assert_close(actual, expected)
+    for out in (actual[0], expected[0]):
+        out.mul_(torch.ones((), dtype=torch.complex64, requires_grad=True))
+    assert_close(actual[0], expected[0])
