@@ -248,12 +248,14 @@ class ComplexRewriter:
                 record_fake_value(new, node, self.fake_mode, self.meta_key, grad)
             if not isinstance(result, Node) or not _same_kind(fake_value(result), fake_value(node)):
                 raise ValueError("the decomposition's result is not the op's")
-            if fake_value(result).stride() == fake_value(node).stride():
+            old, new_value = fake_value(node), fake_value(result)
+            if isinstance(old, torch.Tensor) and all(
+                    statically_known_true(a == b) for a, b in zip(new_value.stride(), old.stride())):
                 # The result stands for the op's value: it keeps that fake value, so
                 # views Dynamo made of it (``v.real``) still share its storage, and
                 # a write through them is seen as a write into it (not a read
                 # to copy, which silently dropped the write).
-                result.meta[self.meta_key] = fake_value(node)
+                result.meta[self.meta_key] = old
         except Exception:  # noqa: BLE001 - keep the op as it was
             for new in reversed(made):
                 self.created.discard(new)
