@@ -257,25 +257,24 @@ class TestBackwardGraph(expecttest.TestCase):
         assert_close(grad, expected)
         self.assertExpectedInline(graphs[-1], """\
 class GraphModule(torch.nn.Module):
-    def forward(self, tangents_1: "f32[4, 2]"):
+    def forward(self, eq: "b8[2]", tangents_1: "f32[4, 2]"):
         mul_2: "f32[4, 2]" = torch.ops.aten.mul.Tensor(tangents_1, 2.0)
-        select_2: "f32[4]" = torch.ops.aten.select.int(mul_2, -1, 0)
-        select_3: "f32[4]" = torch.ops.aten.select.int(mul_2, -1, 1);  mul_2 = None
-        full_default: "f32[4, 2]" = torch.ops.aten.full.default([4, 2], 0, dtype = torch.float32, layout = torch.strided, device = device(type='cpu'), pin_memory = False)
-        select_scatter: "f32[4, 2]" = torch.ops.aten.select_scatter.default(full_default, select_3, 1, 0);  select_3 = None
-        neg_1: "f32[4]" = torch.ops.aten.neg.default(select_2);  select_2 = None
-        select_scatter_1: "f32[4, 2]" = torch.ops.aten.select_scatter.default(full_default, neg_1, 1, 1);  full_default = neg_1 = None
-        add_1: "f32[4, 2]" = torch.ops.aten.add.Tensor(select_scatter, select_scatter_1);  select_scatter = select_scatter_1 = None
+        full_default: "f32[]" = torch.ops.aten.full.default([], 0.0, dtype = torch.float32, layout = torch.strided, device = device(type='cpu'), pin_memory = False)
+        where_1: "f32[4, 2]" = torch.ops.aten.where.self(eq, full_default, mul_2)
+        where_2: "f32[4, 2]" = torch.ops.aten.where.self(eq, mul_2, full_default);  eq = mul_2 = full_default = None
+        neg_1: "f32[4, 2]" = torch.ops.aten.neg.default(where_2);  where_2 = None
+        add_1: "f32[4, 2]" = torch.ops.aten.add.Tensor(where_1, neg_1);  where_1 = neg_1 = None
+        rev_1: "f32[4, 2]" = torch.ops.prims.rev.default(add_1, [1]);  add_1 = None
         mul_3: "f32[4, 2]" = torch.ops.aten.mul.Tensor(tangents_1, 0.0);  tangents_1 = None
-        add_2: "f32[4, 2]" = torch.ops.aten.add.Tensor(add_1, mul_3);  add_1 = mul_3 = None
+        add_2: "f32[4, 2]" = torch.ops.aten.add.Tensor(rev_1, mul_3);  rev_1 = mul_3 = None
+        full_3: "f32[6]" = torch.ops.aten.full.default([6], 0.0, dtype = torch.float32, device = device(type='cpu'), pin_memory = False)
         full_4: "f32[6]" = torch.ops.aten.full.default([6], 0.0, dtype = torch.float32, device = device(type='cpu'), pin_memory = False)
-        full_5: "f32[6]" = torch.ops.aten.full.default([6], 0.0, dtype = torch.float32, device = device(type='cpu'), pin_memory = False)
-        unsqueeze: "f32[6, 1]" = torch.ops.aten.unsqueeze.default(full_4, 1);  full_4 = None
-        unsqueeze_1: "f32[6, 1]" = torch.ops.aten.unsqueeze.default(full_5, 1);  full_5 = None
+        unsqueeze: "f32[6, 1]" = torch.ops.aten.unsqueeze.default(full_3, 1);  full_3 = None
+        unsqueeze_1: "f32[6, 1]" = torch.ops.aten.unsqueeze.default(full_4, 1);  full_4 = None
         cat: "f32[6, 2]" = torch.ops.aten.cat.default([unsqueeze, unsqueeze_1], -1);  unsqueeze = unsqueeze_1 = None
         slice_scatter_default: "f32[6, 2]" = torch.ops.aten.slice_scatter.default(cat, add_2, 0, 0, 4, 1);  cat = add_2 = None
         view_as_complex_2: "c64[6]" = torch.ops.aten.view_as_complex.default(slice_scatter_default);  slice_scatter_default = None
         _fft_c2c: "c64[6]" = torch.ops.aten._fft_c2c.default(view_as_complex_2, [0], 0, False);  view_as_complex_2 = None
         view_as_real_2: "f32[6, 2]" = torch.ops.aten.view_as_real.default(_fft_c2c);  _fft_c2c = None
-        select_4: "f32[6]" = torch.ops.aten.select.int(view_as_real_2, 1, 0);  view_as_real_2 = None
-        return (select_4,)""")
+        select: "f32[6]" = torch.ops.aten.select.int(view_as_real_2, 1, 0);  view_as_real_2 = None
+        return (select,)""")
