@@ -13,7 +13,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from inductor_complex.demo import Attention, FeedForward, ModelArgs, RMSNorm, repeat_kv
+from inductor_complex.demo import Attention, ModelArgs, RMSNorm, TransformerBlock, repeat_kv
 from inductor_complex.llama_rope import apply_rotary_emb_complex, precompute_freqs_cis
 
 # ----------------------------------------------------------- Llama decode
@@ -41,13 +41,12 @@ class CachedAttention(Attention):
         return self.wo(out.transpose(1, 2).reshape(bsz, seqlen, -1))
 
 
-class CachedBlock(nn.Module):
+class CachedBlock(TransformerBlock):
+    """The demo's block with :class:`CachedAttention`."""
+
     def __init__(self, args: ModelArgs):
-        super().__init__()
+        super().__init__(args)
         self.attention = CachedAttention(args)
-        self.feed_forward = FeedForward(args.dim, args.ffn_hidden)
-        self.attention_norm = RMSNorm(args.dim, args.norm_eps)
-        self.ffn_norm = RMSNorm(args.dim, args.norm_eps)
 
     def forward(self, x, freqs_cis, cache_k, cache_v, positions):
         h = x + self.attention(self.attention_norm(x), freqs_cis, cache_k, cache_v, positions)
@@ -79,8 +78,6 @@ class Layers(nn.Module):
 
     def __init__(self, args: ModelArgs):
         super().__init__()
-        from inductor_complex.demo import TransformerBlock
-
         self.layers = nn.ModuleList(TransformerBlock(args) for _ in range(args.n_layers))
         head_dim = args.dim // args.n_heads
         self.register_buffer("freqs_cis", precompute_freqs_cis(head_dim, args.max_seq_len, args.rope_theta), persistent=False)
