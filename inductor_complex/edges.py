@@ -443,12 +443,18 @@ class Edges:
         bases = [by_value.get(id(fake_value(e)._base)) for e in eager_node.values() if isinstance(fake_value(e), torch.Tensor)]
         makers = [by_value.get(id(fake_value(e)), e) for e in eager_node.values()]
         for owner in dict.fromkeys([*makers, *(b for b in bases if b is not None)]):
-            if owner in made or not self._is_new_in_eager(owner) or fake_value(owner).requires_grad:
+            if owner in made or not self._is_new_in_eager(owner):
                 continue
             # The outputs that are the owner itself (an in-place op on it returns it), and its views.
             itself = [r for r, e in eager_node.items() if fake_value(e) is fake_value(owner)]
             views = [r for r, e in eager_node.items()
                      if fake_value(e) is not fake_value(owner) and shares_storage(fake_value(e), fake_value(owner))]
+            if fake_value(owner).requires_grad and len(itself) + len(views) < 2:
+                # Returned once, it comes straight from generated code. Returned
+                # more than once (or with its views), as views of one hidden pair
+                # they could come back as views made inside the compiled function,
+                # refusing the in-place writes with grad eager's take.
+                continue
             if not itself:
                 # Nobody sees the owner: a real view of it (view_as_real(x * f), rope's
                 # output) is a real buffer of its own already.

@@ -853,3 +853,30 @@ def test_write_through_a_view_of_an_inlined_op_lands(write, dynamic):
     for out in (actual[0], expected[0]):
         out.mul_(torch.ones((), dtype=torch.complex64, requires_grad=True))
     assert_close(actual[0], expected[0])
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_new_tensor_that_requires_grad_returned_with_its_aliases_takes_writes_with_grad(backend, dynamic):
+    # Found by the fuzzer's long run: `v` (a copy, as x is transposed) requires
+    # grad and is returned three times: itself, `resolve_neg` of it (the same
+    # tensor) and a view. As views of one hidden pair, AOTAutograd made them
+    # inside the compiled function and they refused the in-place writes with
+    # grad eager's take. Now `v` gets a storage of its own and its views are
+    # made from it by eager's view ops.
+    def fn(x):
+        v = x.flatten()
+        v.neg_()
+        return v, v.resolve_neg(), v[1:]
+
+    base = torch.randn(3, 4, dtype=torch.complex64, requires_grad=True)
+    results = []
+    for run in (fn, compile_with_pass(fn, backend, dynamic=dynamic)):
+        base.grad = None
+        outs = run(base.t().conj())
+        assert outs[0].data_ptr() == outs[1].data_ptr() == outs[2].data_ptr() - 8
+        for out in outs:
+            out.mul_(torch.full((), 1 + 1j, dtype=torch.complex64, requires_grad=True))
+        sum(torch.view_as_real(out).sum() * (i + 1) for i, out in enumerate(outs)).backward()
+        results.append(([out.detach().clone() for out in outs], base.grad.clone()))
+    assert_close(results[1], results[0])
