@@ -455,12 +455,11 @@ class Edges:
                 # they could come back as views made inside the compiled function,
                 # refusing the in-place writes with grad eager's take.
                 continue
-            if not itself:
-                # Nobody sees the owner: a real view of it (view_as_real(x * f), rope's
-                # output) is a real buffer of its own already.
-                views = [v for v in views if fake_value(eager_node[v]).is_complex()]
-                if not views:
-                    continue
+            if not itself and not any(fake_value(eager_node[v]).is_complex() for v in views):
+                # Nobody sees the owner: real views of it alone (view_as_real(x * f),
+                # rope's output) are real buffers already. Real views returned beside
+                # complex ones are made from its storage too, so they share it as in eager.
+                continue
             if any(bits_of(fake_value(eager_node[view])) != NO_BITS for view in views):
                 if itself:
                     # Lazy views come back resolved (see _output_view), so they would
