@@ -17,8 +17,10 @@ import pathlib
 import torch.fx
 from torch._dynamo.utils import counters
 from torch._inductor.custom_graph_pass import CustomGraphPass, get_hash_for_files
+from torch._inductor.virtualized import V
 
 from .aten_lowering import lower_to_aten
+from .graph_meta import meta_key
 from .report import COUNTER, Report
 from .rewrite import ComplexRewriter, GraphLeftUnchanged, graph_has_complex
 from .rotary.pattern import fuse_rotary_sites
@@ -43,14 +45,22 @@ class ComplexToRealPass(CustomGraphPass):
             Triton kernel. ``None`` (default) decides per site: on when the
             tensors are on CUDA and Triton works. ``True`` forces it (tests on
             CPU under ``TRITON_INTERPRET=1``), ``False`` turns it off.
+        complex_blas_on_cpu: under ``torch.compile``, leave products of two
+            complex matrices on CPU to eager's complex BLAS, measured faster
+            than any real GEMM form (:mod:`.eager_kernels`); reported as kept.
+            ``False`` rewrites them too. Exported programs and AOTInductor
+            always rewrite them.
     """
 
     lowers_to_aten = False  # see PostGradComplexToRealPass
 
-    def __init__(self, *, fused_rotary: bool | None = None):
+    def __init__(self, *, fused_rotary: bool | None = None, complex_blas_on_cpu: bool = True):
         if fused_rotary is not None and not isinstance(fused_rotary, bool):  # 0 == False: not an option
             raise TypeError(f"fused_rotary must be None, True or False, got {fused_rotary!r}")
+        if not isinstance(complex_blas_on_cpu, bool):
+            raise TypeError(f"complex_blas_on_cpu must be True or False, got {complex_blas_on_cpu!r}")
         self.fused_rotary = fused_rotary
+        self.complex_blas_on_cpu = complex_blas_on_cpu
         self.last_report: Report | None = None
         # Inductor calls the pass once per graph, higher-order-op bodies
         # (torch.cond branches, checkpointed regions) before their parent, so
@@ -58,7 +68,7 @@ class ComplexToRealPass(CustomGraphPass):
         self.reports: collections.deque[Report] = collections.deque(maxlen=REPORTS_KEPT)
         # The same rewrite after autograd (``enable()`` installs both); its
         # reports are those of the forward and backward aten graphs.
-        self.post_grad = None if self.lowers_to_aten else PostGradComplexToRealPass()
+        self.post_grad = None if self.lowers_to_aten else PostGradComplexToRealPass(complex_blas_on_cpu=complex_blas_on_cpu)
 
     def __deepcopy__(self, memo):
         # Inductor deep-copies configs (AOTInductor's inductor_configs); the pass
@@ -66,7 +76,7 @@ class ComplexToRealPass(CustomGraphPass):
         return self
 
     def options(self) -> dict:
-        return {"fused_rotary": self.fused_rotary}
+        return {"fused_rotary": self.fused_rotary, "complex_blas_on_cpu": self.complex_blas_on_cpu}
 
     def inductor_options(self) -> dict:
         """``torch.compile(model, options=p.inductor_options())``: this pass
@@ -86,7 +96,9 @@ class ComplexToRealPass(CustomGraphPass):
         return get_hash_for_files(_source_files(), self._cache_key_parts())
 
     def _rewriter_options(self, graph: torch.fx.Graph) -> dict:
-        return {}
+        # Dynamo's graph (torch.compile) carries "example_value"; AOTInductor
+        # hands this hook an aten graph, whose runtime must not see complex.
+        return {"complex_blas_on_cpu": self.complex_blas_on_cpu and meta_key(graph) == "example_value"}
 
     def aten_decompositions(self) -> dict | None:
         """How the rules' torch-level calls are traced into aten ops, where the
@@ -141,17 +153,19 @@ class PostGradComplexToRealPass(ComplexToRealPass):
 
     lowers_to_aten = True
 
-    def __init__(self):
-        super().__init__(fused_rotary=False)  # rotary sites are fused before autograd
+    def __init__(self, *, complex_blas_on_cpu: bool = True):
+        # (rotary sites are fused before autograd)
+        super().__init__(fused_rotary=False, complex_blas_on_cpu=complex_blas_on_cpu)
 
     def __repr__(self) -> str:
-        return "PostGradComplexToRealPass()"
+        return f"PostGradComplexToRealPass(complex_blas_on_cpu={self.complex_blas_on_cpu!r})"
 
     def _rewriter_options(self, graph: torch.fx.Graph) -> dict:
         # A backward graph's outputs are gradients, which autograd takes as they
         # come (views of a real buffer included). Any other graph returns the
         # caller's tensors, already given eager's aliasing by the pre-grad pass.
-        return {"keep_writes": True, "keep_returned": not is_backward_graph(graph)}
+        return {"keep_writes": True, "keep_returned": not is_backward_graph(graph),
+                "complex_blas_on_cpu": self.complex_blas_on_cpu and not V.aot_compilation}
 
 
 def is_backward_graph(graph: torch.fx.Graph) -> bool:

@@ -42,7 +42,7 @@ class ExportedProgramPass(ComplexToRealPass):
     lowers_to_aten = True
 
     def __init__(self, *, fused_rotary: bool = False):
-        super().__init__(fused_rotary=fused_rotary)
+        super().__init__(fused_rotary=fused_rotary, complex_blas_on_cpu=False)  # no runtime of theirs runs complex
         self.post_grad = None
 
     def aten_decompositions(self) -> dict:

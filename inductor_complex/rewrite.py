@@ -26,6 +26,7 @@ from torch.fx.experimental.symbolic_shapes import statically_known_true
 from torch.fx.node import map_aggregate, map_arg
 
 from . import composites, strides
+from .eager_kernels import faster_in_eager
 from .edges import Edges, GraphLeftUnchanged
 from .graph_meta import FakeRecordingTracer, copy_traced, graph_fake_mode, meta_key, record_fake_value
 from .graph_modes import ambient_modes, modes_by_node
@@ -58,8 +59,11 @@ class ComplexRewriter:
     """Rewrites one graph in place. Use :meth:`run`; see the module docstring."""
 
     def __init__(self, graph: torch.fx.Graph, report: Report | None = None, *,
-                 keep_writes: bool = False, keep_returned: bool = False):
+                 keep_writes: bool = False, keep_returned: bool = False, complex_blas_on_cpu: bool = False):
         self.graph = graph
+        # Leave complex matrix products on CPU to eager's complex BLAS (measured
+        # faster, see :mod:`.eager_kernels`); torch.compile's graphs only.
+        self.complex_blas_on_cpu = complex_blas_on_cpu
         # In a functional graph Inductor lowers as it is, the only writes are
         # the epilogue's copy_ into mutated inputs, which its scheduler takes
         # only into the input itself, not into a view of it.
@@ -224,6 +228,10 @@ class ComplexRewriter:
             return
         if node in self.made_into_forward_outputs:
             self._keep(node, op, "returned by a forward graph (its aliasing was fixed before this hook)")
+            return
+        faster = faster_in_eager(call.name, node) if self.complex_blas_on_cpu else None
+        if faster:
+            self._keep(node, op, faster)
             return
         try:
             self._apply(node, call, rule)

@@ -12,6 +12,11 @@ import torch.fx
 from inductor_complex import ComplexToRealPass
 from inductor_complex.fallbacks import count_complex_fallbacks
 
+# The pass's options for testing its rules: every site rewritten on this CPU
+# (no fused kernel, no complex matrix product left to eager's BLAS; that
+# choice has its own tests in test_eager_kernels.py).
+RULES_ONLY = {"fused_rotary": False, "complex_blas_on_cpu": False}
+
 # Tolerances per dtype of the compared tensors (fp32 math reassociated by Inductor).
 TOLERANCES = {
     torch.float32: dict(atol=2e-5, rtol=2e-5),
@@ -72,7 +77,7 @@ def aten_graph(module, *args, dynamic_shapes=None) -> torch.fx.GraphModule:
 
 
 def run_pass(gm: torch.fx.GraphModule, **options):
-    complex_pass = ComplexToRealPass(**{"fused_rotary": False, **options})
+    complex_pass = ComplexToRealPass(**{**RULES_ONLY, **options})
     complex_pass(gm.graph)
     gm.graph.lint()
     gm.recompile()
@@ -110,7 +115,7 @@ def compile_and_compare(
     complex ops Inductor still refused. Pass ``complex_pass`` to read the reports
     of every graph afterwards.
     """
-    options = {"fused_rotary": False, **(options or {})}
+    options = {**RULES_ONLY, **(options or {})}
     eager_args = clone_args(args, requires_grad=grad)
     compiled_args = clone_args(args, requires_grad=grad)
     if mark_dynamic:
@@ -165,7 +170,7 @@ def compare_training(make_model, data, optimizer_cls=torch.optim.SGD, steps=3, d
     compiled_model = make_model()
     eager_losses, eager_params = _train(eager_model, data, eager_model, optimizer_cls, steps)
     torch._dynamo.reset()
-    complex_pass = complex_pass or ComplexToRealPass(fused_rotary=False)
+    complex_pass = complex_pass or ComplexToRealPass(**RULES_ONLY)
     compiled = torch.compile(compiled_model, fullgraph=True, dynamic=dynamic, options=complex_pass.inductor_options())
     with count_complex_fallbacks() as fallbacks:
         losses, params = _train(compiled_model, data, compiled, optimizer_cls, steps)

@@ -880,3 +880,23 @@ def test_new_tensor_that_requires_grad_returned_with_its_aliases_takes_writes_wi
         sum(torch.view_as_real(out).sum() * (i + 1) for i, out in enumerate(outs)).backward()
         results.append(([out.detach().clone() for out in outs], base.grad.clone()))
     assert_close(results[1], results[0])
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_real_and_complex_views_of_a_new_tensor_share_its_storage(backend, dynamic):
+    # Found by the fuzzer's long run: the caller never sees `v` itself, only a
+    # real view and a complex view of it. The complex view got a storage of its
+    # own and the real view stayed a real buffer, so they no longer shared
+    # storage as eager's do. Both are now made from one storage of v's own.
+    def fn(x):
+        v = x.exp()
+        return torch.view_as_real(v), v.view(-1)
+
+    x = torch.randn(3, dtype=torch.complex64)
+    expected = fn(x)
+    actual = compile_with_pass(fn, backend, dynamic=dynamic)(x)
+    assert_close(actual, expected)
+    assert actual[0].data_ptr() == actual[1].data_ptr()
+    actual[1].mul_(2)
+    assert_close(torch.view_as_complex(actual[0]), actual[1])
