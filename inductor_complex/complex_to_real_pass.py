@@ -48,13 +48,13 @@ class ComplexToRealPass(CustomGraphPass):
         complex_blas_on_cpu: under ``torch.compile``, leave products of two
             complex matrices on CPU to eager's complex BLAS, measured faster
             than any real GEMM form (:mod:`.eager_kernels`); reported as kept.
-            ``False`` rewrites them too. Exported programs and AOTInductor
-            always rewrite them.
+            Off by default: the default leaves Inductor nothing complex to run.
+            Exported programs and AOTInductor always rewrite them.
     """
 
     lowers_to_aten = False  # see PostGradComplexToRealPass
 
-    def __init__(self, *, fused_rotary: bool | None = None, complex_blas_on_cpu: bool = True):
+    def __init__(self, *, fused_rotary: bool | None = None, complex_blas_on_cpu: bool = False):
         if fused_rotary is not None and not isinstance(fused_rotary, bool):  # 0 == False: not an option
             raise TypeError(f"fused_rotary must be None, True or False, got {fused_rotary!r}")
         if not isinstance(complex_blas_on_cpu, bool):
@@ -153,7 +153,7 @@ class PostGradComplexToRealPass(ComplexToRealPass):
 
     lowers_to_aten = True
 
-    def __init__(self, *, complex_blas_on_cpu: bool = True):
+    def __init__(self, *, complex_blas_on_cpu: bool = False):
         # (rotary sites are fused before autograd)
         super().__init__(fused_rotary=False, complex_blas_on_cpu=complex_blas_on_cpu)
 

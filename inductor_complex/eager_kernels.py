@@ -5,9 +5,12 @@ calls an extern GEMM for real matrices too, so the rewrite buys no fusion.
 Eager's complex BLAS reads the interleaved layout natively and took 0.39 to
 0.78 of the time of four real GEMMs; the fastest real form took 0.55 to 0.90,
 slower in 15 of 16 shape/dtype/mode rows and tied in the last
-(``perf/results/matmul_forms_cpu_2026-11-30.md``). So under ``torch.compile``
-on CPU these products stay complex, bridged by zero-copy views. Exported
-programs and AOTInductor, whose runtimes must not see complex, rewrite them.
+(``perf/results/matmul_forms_cpu_2026-11-30.md``). So with
+``ComplexToRealPass(complex_blas_on_cpu=True)``, under ``torch.compile`` on
+CPU, these products stay complex, bridged by zero-copy views. It is off by
+default (the default leaves Inductor nothing complex to run), and exported
+programs and AOTInductor, whose runtimes must not see complex, always
+rewrite them.
 """
 
 from __future__ import annotations

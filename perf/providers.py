@@ -2,7 +2,8 @@
 
 ``eager``; ``stock`` (``torch.compile``); ``pass`` and ``pass_fused``
 (``torch.compile`` with ``ComplexToRealPass``, the fused rotary kernel off /
-on); ``torch_wrapper`` (stock with torch's own ``enable_complex_wrapper``,
+on); ``pass_cpu_blas`` (the pass with ``complex_blas_on_cpu=True``, for the
+cases with complex matrix products, on CPU); ``torch_wrapper`` (stock with torch's own ``enable_complex_wrapper``,
 where the installed torch has it); ``limit`` (the case's limit, compiled).
 
 Each compiled provider gets its own ``torch.compile`` object: Dynamo guards
@@ -20,7 +21,7 @@ from inductor_complex import ComplexToRealPass
 
 from .subjects import Case
 
-PROVIDERS = ("eager", "stock", "pass", "pass_fused", "torch_wrapper", "limit")
+PROVIDERS = ("eager", "stock", "pass", "pass_fused", "pass_cpu_blas", "torch_wrapper", "limit")
 
 
 class Unavailable(Exception):
@@ -50,6 +51,13 @@ def build(provider: str, case: Case, device: str) -> tuple[Callable, contextlib.
         if device != "cuda":
             raise Unavailable("the fused rotary kernel runs on CUDA only")
         return torch.compile(case.forward, options=ComplexToRealPass(fused_rotary=True).inductor_options()), none
+    if provider == "pass_cpu_blas":
+        if not case.complex_matmul:
+            raise Unavailable("no complex matrix product in this case")
+        if device != "cpu":
+            raise Unavailable("the complex BLAS choice applies on CPU only")
+        complex_pass = ComplexToRealPass(fused_rotary=False, complex_blas_on_cpu=True)
+        return torch.compile(case.forward, options=complex_pass.inductor_options()), none
     if provider == "torch_wrapper":
         return torch.compile(case.forward), _torch_wrapper_config()
     if provider == "limit":

@@ -30,6 +30,7 @@ class Case:
     limit: Callable | None = None  # the same inputs through the limit
     limit_name: str = ""
     rotary: bool = False  # holds the rotary idiom (the fused kernel applies)
+    complex_matmul: bool = False  # holds a product of complex matrices (complex_blas_on_cpu applies)
     tolerance: float = 1e-3  # allowed max |compiled - eager| over max(1, max |eager|)
     note: str = ""  # the shapes, for the tables
 
@@ -223,7 +224,8 @@ def complex_matmul_train(size, device):
     torch.manual_seed(0)
     a = torch.randn(n, n, dtype=torch.complex64, device=device, requires_grad=True)
     b = torch.randn(n, n, dtype=torch.complex64, device=device, requires_grad=True)
-    return Case(complex_matmul, (a, b), True, tolerance=1e-3 * max(1, n // 64), note=f"complex64 {n}x{n} @ {n}x{n}")
+    return Case(complex_matmul, (a, b), True, tolerance=1e-3 * max(1, n // 64), complex_matmul=True,
+                note=f"complex64 {n}x{n} @ {n}x{n}")
 
 
 SUBJECTS: dict[str, Callable[[str, str], Case]] = {

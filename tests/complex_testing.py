@@ -13,8 +13,8 @@ from inductor_complex import ComplexToRealPass
 from inductor_complex.fallbacks import count_complex_fallbacks
 
 # The pass's options for testing its rules: every site rewritten on this CPU
-# (no fused kernel, no complex matrix product left to eager's BLAS; that
-# choice has its own tests in test_eager_kernels.py).
+# (no fused kernel; no complex matrix product left to eager's BLAS, the
+# default too, whose opt-in has its own tests in test_eager_kernels.py).
 RULES_ONLY = {"fused_rotary": False, "complex_blas_on_cpu": False}
 
 # Tolerances per dtype of the compared tensors (fp32 math reassociated by Inductor).
