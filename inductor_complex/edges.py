@@ -591,11 +591,16 @@ class Edges:
         held = self.rw.held[value]
         of_an_input = any(shares_storage(fake_value(value), fake_value(i)) for i in self.rw.inputs)
         if held.bits != NO_BITS and not of_an_input:
+            eager = fake_value(value)
+            if any(r is not value and shares_storage(fake_value(self.rw.real_results.get(r, r)), eager)
+                   for r in output.all_input_nodes):
+                # Resolved, it would share storage with no other output, so a write
+                # through one would not show in the other. Stock keeps them all.
+                raise GraphLeftUnchanged(output, "output", "a lazy conj/neg view of a new tensor returned with another output sharing its storage")
             # A lazy conj/neg view of a computed tensor comes back resolved:
             # Inductor copies a returned conj view into the strides it promised
             # without applying the bit (a silently wrong number). Eager's values,
             # without eager's is_conj().
-            eager = fake_value(value)
             values = self.in_eager_layout(self._resolved(held, before=output), eager, pair=True, before=output, all_dims=True)
             if eager.requires_grad or not self.rw.tracks_grad or strides.dense_order(eager) is None:
                 return self._make(torch.view_as_complex, values, before=output, modes_of=output)
