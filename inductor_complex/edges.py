@@ -303,11 +303,14 @@ class Edges:
         bridged = False
         # The complex tensors the graph still holds as such (inputs, kept ops), by
         # eager's value: each one's maker (an in-place op returns the same value).
+        # (Not an op whose work now lives elsewhere: an inlined composite's result
+        # keeps the op's fake value, and must not be returned as the op itself.)
         kept_by_value: dict[int, Node] = {}
+        replaced = set(self.rw.replaced)
         for node in self.graph.nodes:
             if node is output:
                 break
-            if node not in self.rw.held and is_complex_tensor(fake_value(node)):
+            if node not in self.rw.held and node not in replaced and is_complex_tensor(fake_value(node)):
                 kept_by_value.setdefault(id(fake_value(node)), node)
 
         def swap(arg):

@@ -82,7 +82,7 @@ class ComplexRewriter:
         self.modes = modes_by_node(graph, ambient_modes(self.tracks_grad))
         self.tracer = FakeRecordingTracer(graph, self.fake_mode, self.meta_key)
         self.tracer.on_create = self._created
-        self.held: dict[Node, Any] = {}  # rewritten complex value → Held (or list of Held)
+        self.held: dict[Node, Any] = {}  # rewritten complex value → Held (or a list: Held, or a real result's node)
         self.real_results: dict[Node, Node] = {}  # a rule's real tensor result → the node it replaced
         self.edges = Edges(self)
         self.replaced: list[Node] = []  # original nodes whose work now lives elsewhere
@@ -212,9 +212,13 @@ class ComplexRewriter:
         op = describe_target(node)
         call = normalize(node)
         if call and call.name == "getitem" and isinstance(call.args[0], Node) and isinstance(self.held.get(call.args[0]), list):
-            if isinstance(call.args[1], int):  # an element of a rewritten split/unbind/chunk
-                self.held[node] = self.held[call.args[0]][call.args[1]]
-                self.replaced.append(node)
+            if isinstance(call.args[1], int):  # an element of a rewritten split/unbind/chunk/var_mean
+                item = self.held[call.args[0]][call.args[1]]
+                if isinstance(item, Held):
+                    self.held[node] = item
+                    self.replaced.append(node)
+                else:  # a real result (var_mean's variance): the node that computes it
+                    self._record(node, torch.fx.Proxy(item, self.tracer))
                 self.report.add(node, op, "rewritten")
                 return
         rule = RULES.get(call.name) if call else None
@@ -400,6 +404,8 @@ class ComplexRewriter:
         value = fake_value(arg)
         held = self.held.get(arg)
         if isinstance(held, list):
+            if not all(isinstance(h, Held) for h in held):
+                raise Unsupported("a sequence of real and complex results used whole")
             return [self._as_pair(h, v, raw=raw) for h, v in zip(held, value)]
         if held is not None or is_complex_tensor(value):
             held = self._holding(arg)
@@ -471,7 +477,9 @@ class ComplexRewriter:
         if isinstance(result, (Pair, _HeldPair)):
             self.held[node] = _held(result)
         elif isinstance(result, (list, tuple)):
-            self.held[node] = [_held(item) for item in result]
+            # Complex items are held; real ones (var_mean's variance) are the
+            # nodes that compute them, taken by the getitem that reads them.
+            self.held[node] = [item.node if isinstance(item, torch.fx.Proxy) else _held(item) for item in result]
         elif isinstance(result, torch.fx.Proxy):
             if isinstance(fake_value(node), torch.Tensor):
                 self.real_results[result.node] = node

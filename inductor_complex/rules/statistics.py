@@ -10,9 +10,9 @@ on the same strided part views, so the numbers are eager's bit for bit
 Gradients: eager's ``std_backward`` sends 0, not ``inf * 0``, where the result
 is 0; the square root here does the same through a ``where``.
 
-``var_mean``/``std_mean`` are left to eager: their (real, complex) result
-pairs cannot be held by the pass, which keeps sequence results only as lists
-of complex pairs.
+``var_mean``/``std_mean`` follow eager's ``std_var_mean_out`` the same way:
+``var_mean`` of each part, the variances added (and, for ``std_mean``, the
+square root taken), the means put together as the complex mean.
 """
 
 from __future__ import annotations
@@ -25,13 +25,17 @@ from .registry import Unsupported, rule
 _SUPPORTED = (torch.complex64, torch.complex128)
 
 
-def _variance(z, args, kwargs):
+def _check_operand(z, kwargs) -> None:
     if not isinstance(z, Pair):
         raise Unsupported("variance of a real tensor")
     if z.dtype not in _SUPPORTED:
         raise Unsupported(f"variance of {z.dtype}")
     if "dtype" in kwargs:
         raise Unsupported("variance with a dtype")
+
+
+def _variance(z, args, kwargs):
+    _check_operand(z, kwargs)
     # Complex dims are the dims of each part, so the arguments pass unchanged.
     return torch.var(z.re, *args, **kwargs) + torch.var(z.im, *args, **kwargs)
 
@@ -53,6 +57,20 @@ def std(z, *args, out, **kwargs):
     return _sqrt_with_zero_gradient_at_zero(_variance(z, args, kwargs))
 
 
-@rule("var_mean", "std_mean")
-def var_or_std_with_mean(z, *args, out, **kwargs):
-    raise Unsupported("a (real, complex) result pair: the pass holds sequence results only as complex pairs")
+def _variance_and_mean(z, args, kwargs, out):
+    _check_operand(z, kwargs)
+    variance_re, mean_re = torch.var_mean(z.re, *args, **kwargs)
+    variance_im, mean_im = torch.var_mean(z.im, *args, **kwargs)
+    mean = out[1]
+    return variance_re + variance_im, Pair(torch.stack((mean_re, mean_im), -1), mean.dtype, mean.ndim)
+
+
+@rule("var_mean")
+def var_mean(z, *args, out, **kwargs):
+    return list(_variance_and_mean(z, args, kwargs, out))
+
+
+@rule("std_mean")
+def std_mean(z, *args, out, **kwargs):
+    variance, mean = _variance_and_mean(z, args, kwargs, out)
+    return [_sqrt_with_zero_gradient_at_zero(variance), mean]
