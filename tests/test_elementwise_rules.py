@@ -29,6 +29,7 @@ from hypothesis import strategies as st
 from torch import nn
 
 from inductor_complex import ComplexToRealPass
+from inductor_complex.fallbacks import count_complex_fallbacks
 
 inf, nan = math.inf, math.nan
 EDGE = [0.0, -0.0, 1.0, -1.0, 2.5, -3.0, inf, -inf, nan, 1e30, -1e30, 1e-30, 1e-40, 100.0, -100.0, 3e38, 89.0, 0.5]
@@ -238,6 +239,60 @@ def test_constant_factories_are_rewritten():
     assert report.count("kept") + report.count("bridged") == 0, report.format()
     assert not any(n.op == "get_attr" for n in gm.graph.nodes)  # no constant baked in
     torch.testing.assert_close(gm(z)[0], fn(z))
+
+
+RANDOM_FACTORIES = {
+    "randn": lambda z: z + torch.randn(3, 4, dtype=z.dtype),
+    "randn_size_tuple": lambda z: torch.randn((3, 4), dtype=torch.complex128) + z,
+    "rand": lambda z: z + torch.rand(3, 4, dtype=z.dtype),
+    "randn_like": lambda z: z + torch.randn_like(z),
+    "rand_like_real_input": lambda z: torch.rand_like(z.real, dtype=z.dtype) + z,
+}
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=["c64", "c128"])
+@pytest.mark.parametrize("name", list(RANDOM_FACTORIES))
+def test_random_factories_draw_eagers_numbers(name, dtype):
+    # Eager fills a complex random tensor's view_as_real; the rule makes the
+    # same real draw, so one generator state gives eager's numbers exactly.
+    fn, z = RANDOM_FACTORIES[name], torch.randn(3, 4, dtype=dtype)
+    for make in (dynamo_graph, aten_graph):
+        gm = make(fn, z)
+        report = run_pass(gm)
+        assert report.count("rewritten") >= 2 and not report.count("kept") and not report.count("bridged"), report.format()
+        torch.manual_seed(7)
+        want = fn(z)
+        torch.manual_seed(7)
+        got = gm(z)
+        got = got[0] if isinstance(got, (list, tuple)) else got
+        assert got.dtype == want.dtype and torch.equal(got, want)
+
+
+def test_random_factories_compile_with_symbolic_sizes():
+    def fn(z):
+        return z + torch.randn_like(z) + torch.rand(z.shape[0], dtype=z.dtype)
+
+    complex_pass = ComplexToRealPass(fused_rotary=False)
+    compiled = torch.compile(fn, dynamic=True, fullgraph=True, options={"pre_grad_custom_pass": complex_pass})
+    # Inductor draws with its own generator unless it falls back to eager's.
+    with torch._inductor.config.patch(fallback_random=True), count_complex_fallbacks() as fallbacks:
+        for n in (5, 7):
+            z = torch.randn(n, dtype=torch.complex64)
+            torch.manual_seed(3)
+            want = fn(z)
+            torch.manual_seed(3)
+            assert torch.equal(compiled(z), want)
+    assert fallbacks.beyond_edges == [], fallbacks.ops
+    report = complex_pass.last_report
+    assert report.count("rewritten") and not report.count("kept") and not report.count("bridged"), report.format()
+
+
+def test_random_like_of_a_transposed_tensor_is_kept():
+    # Eager fills randn_like(x.T) in memory order, which follows the strides.
+    fn = lambda z: torch.randn_like(z.T) + 1  # noqa: E731
+    gm = dynamo_graph(fn, torch.randn(3, 4, dtype=torch.complex64))
+    report = run_pass(gm)
+    assert "non-contiguous result" in " ".join(d.reason for d in report.decisions), report.format()
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=["c64", "c128"])

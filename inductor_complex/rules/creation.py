@@ -2,15 +2,18 @@
 
 A complex ``zeros``/``ones``/``full`` becomes the real pair tensor with the
 value's parts in it, recorded with :func:`emit` (factories whose arguments
-are all constants have no proxy to trace them with).
+are all constants have no proxy to trace them with); a complex ``randn``/
+``rand`` becomes the real draw eager makes into its pair tensor.
 """
 
 from __future__ import annotations
 
+import math
+
 import torch
 
 from ..values import Pair, real_dtype
-from .common import emit, is_scalar, is_tensor_proxy
+from .common import emit, fake, is_scalar, is_tensor_proxy
 from .registry import Unsupported, rule
 
 _SUPPORTED = (torch.complex64, torch.complex128)
@@ -161,3 +164,54 @@ def scalar_tensor(value, *, out, **kwargs):
     if not is_scalar(value):
         raise Unsupported("scalar_tensor of a symbolic value")
     return _factory(((),), out, complex(value), kwargs)
+
+
+# Random complex tensors, drawn as eager draws them (ATen's normal_/uniform_
+# on a complex tensor fill its view_as_real): a normal draw of the pair tensor
+# with each part's std 1/sqrt(2) (so |z| has variance 1), or a uniform draw of
+# each part in [0, 1). The same generator state gives eager's numbers where
+# the random op itself runs as eager's (Inductor's ``fallback_random``).
+_PART_STD = 1 / math.sqrt(2)  # eager's std / sqrt(2), for std 1
+
+
+def _random_pair(size, out, kwargs, normal: bool) -> Pair:
+    part = _complex_out(out)
+    _check_kwargs(kwargs)
+    sizes = [*_sizes(size), 2]
+    if normal:
+        data = emit(torch.normal, 0.0, _PART_STD, sizes, dtype=part, device=out.device)
+    else:
+        data = emit(torch.rand, sizes, dtype=part, device=out.device)
+    return Pair(data, out.dtype, out.ndim)
+
+
+def _random_like(x, out, kwargs, normal: bool) -> Pair:
+    base = fake(x.data) if isinstance(x, Pair) else fake(x) if is_tensor_proxy(x) else None
+    if base is None:
+        raise Unsupported("a random *_like of something that is not a tensor")
+    if not out.is_contiguous():
+        # Eager fills its result in memory order, which follows x's strides
+        # (when x is dense): the draw would land on other elements.
+        raise Unsupported("a random *_like with a non-contiguous result")
+    size = [x.data.size(d) if isinstance(x, Pair) else x.size(d) for d in range(base.ndim - isinstance(x, Pair))]
+    return _random_pair(size, out, {k: v for k, v in kwargs.items() if k != "memory_format"}, normal)
+
+
+@rule("randn")
+def randn(*size, out, **kwargs):
+    return _random_pair(size, out, kwargs, normal=True)
+
+
+@rule("rand")
+def rand(*size, out, **kwargs):
+    return _random_pair(size, out, kwargs, normal=False)
+
+
+@rule("randn_like")
+def randn_like(x, *, out, **kwargs):
+    return _random_like(x, out, kwargs, normal=True)
+
+
+@rule("rand_like")
+def rand_like(x, *, out, **kwargs):
+    return _random_like(x, out, kwargs, normal=False)
