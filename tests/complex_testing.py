@@ -107,13 +107,14 @@ def clone_args(args, requires_grad=False):
 
 
 def compile_and_compare(
-    fn, *args, dynamic=None, grad=True, options=None, mark_dynamic=None, complex_pass=None, **tol
+    fn, *args, dynamic=None, grad=True, options=None, mark_dynamic=None, complex_pass=None, post_grad=False, **tol
 ):
     """Compile ``fn`` with the pass, compare outputs and input gradients with eager.
 
     Returns ``(report, fallbacks)``: what the pass did to the last graph and which
     complex ops Inductor still refused. Pass ``complex_pass`` to read the reports
-    of every graph afterwards.
+    of every graph afterwards; ``post_grad=True`` installs its post-grad
+    companion too, so the fallbacks count the backward graph's.
     """
     options = {**RULES_ONLY, **(options or {})}
     eager_args = clone_args(args, requires_grad=grad)
@@ -125,7 +126,8 @@ def compile_and_compare(
     torch._dynamo.reset()
     if complex_pass is None:
         complex_pass = ComplexToRealPass(**options)
-    compiled = torch.compile(fn, dynamic=dynamic, options={"pre_grad_custom_pass": complex_pass}, fullgraph=True)
+    hooks = complex_pass.inductor_options() if post_grad else {"pre_grad_custom_pass": complex_pass}
+    compiled = torch.compile(fn, dynamic=dynamic, options=hooks, fullgraph=True)
     with count_complex_fallbacks() as fallbacks:
         actual = compiled(*compiled_args)
     assert_close(actual, expected, **tol)

@@ -301,3 +301,54 @@ def test_reductions_of_a_0d_complex_tensor(reduce):
                 op = getattr(z, reduce)
                 return op() if dim is None else op(dim, keepdim=True)
             _clean(*compile_and_compare(fn, z, grad=False, equal_nan=True))
+
+
+def test_index_select_and_index_add_of_a_0d_complex_tensor():
+    # Eager runs a scalar as one element along dim 0 (or -1), index_add in its
+    # 1-d loop (source * alpha); backward included (an accumulating index_put).
+    for value in (complex(-0.0, 2.0), complex(math.inf, 1.0), complex(1.5, -2.0)):
+        z, s = torch.tensor(value, dtype=torch.complex64), torch.tensor(0.5 - 3j, dtype=torch.complex64)
+        both = dict(equal_nan=True, post_grad=True)
+        _clean(*compile_and_compare(lambda z: torch.index_select(z * 1, 0, torch.tensor([0])), z, **both))
+        _clean(*compile_and_compare(lambda z: torch.index_select(z * 1, -1, torch.tensor(0)) * 2, z, **both))
+        _clean(*compile_and_compare(lambda z, s: (z * 1).index_add(0, torch.tensor([0]), s), z, s, **both))
+        _clean(*compile_and_compare(lambda z, s: (z * 1).index_add(-1, torch.tensor(0), s, alpha=2.5), z, s, **both))
+
+    def inplace(z, s):
+        w = z * 1
+        w.index_add_(0, torch.tensor([0]), s)
+        return w
+
+    _clean(*compile_and_compare(inplace, torch.tensor(1 + 2j), torch.tensor(-1j), post_grad=True))
+
+
+def test_gradients_of_gathers_accumulate_in_pairs():
+    # The gradient of an index with repeated positions is an accumulating
+    # index_put, rewritten on the pair tensor after autograd.
+    z = torch.randn(4, 5, dtype=torch.complex64)
+    cases = [lambda z: z[torch.tensor([0, 0, 3])] * 2, lambda z: torch.index_select(z, 1, torch.tensor([1, 1, 2])),
+             lambda z: torch.gather(z, 1, torch.tensor([[0, 0, 1]] * 4)).exp()]
+    for fn in cases:
+        _clean(*compile_and_compare(fn, z, post_grad=True))
+
+
+def test_accumulating_index_put_matches_eager():
+    z, v = torch.randn(5, 3, dtype=torch.complex128), torch.randn(4, 3, dtype=torch.complex128)
+    index = torch.tensor([1, 4, 1, 1])
+    _clean(*compile_and_compare(lambda z, v: torch.index_put(z, (index,), v, accumulate=True), z, v, post_grad=True))
+
+    def inplace(z, v):
+        w = z.clone()
+        w.index_put_((index,), v, accumulate=True)
+        return w
+
+    _clean(*compile_and_compare(inplace, z, v, post_grad=True))
+
+
+def test_empty_complex_tensors_are_pairs():
+    # What an uninitialized tensor holds is unspecified: only its use counts.
+    def fn(z, w):
+        return torch.empty_like(z).copy_(w) * z + z.new_empty(4, 6).fill_(1j) + torch.empty(6, dtype=z.dtype).fill_(2)
+
+    z, w = torch.randn(4, 6, dtype=torch.complex64), torch.randn(4, 6, dtype=torch.complex64)
+    _clean(*compile_and_compare(fn, z, w, post_grad=True))

@@ -116,6 +116,35 @@ def full(size, fill_value, *, out, **kwargs):
     return _factory((size,), out, complex(fill_value), kwargs)
 
 
+# An uninitialized complex tensor is an uninitialized pair tensor (what it
+# holds is unspecified either way; Inductor's decompositions make them).
+
+
+@rule("empty")
+def empty(*size, out, **kwargs):
+    part = _complex_out(out)
+    _check_kwargs(kwargs)
+    return Pair(emit(torch.empty, [*_sizes(size), 2], dtype=part, device=out.device), out.dtype, out.ndim)
+
+
+@rule("empty_like")
+def empty_like(x, *, out, **kwargs):
+    if not out.is_contiguous():
+        raise Unsupported("empty_like with a non-contiguous result")
+    size = [x.data.size(d) for d in range(x.ndim)] if isinstance(x, Pair) else None
+    if size is None:
+        raise Unsupported("empty_like of something that is not a complex tensor")
+    return empty(size, out=out, **{k: v for k, v in kwargs.items() if k != "memory_format"})
+
+
+@rule("new_empty")
+def new_empty(x, *size, out, **kwargs):
+    if isinstance(out, torch.Tensor) and not out.is_complex():
+        _check_kwargs(kwargs)  # a real tensor from a complex one's dtype-less call
+        return emit(torch.empty, [*_sizes(size)], dtype=out.dtype, device=out.device)
+    return empty(*size, out=out, **kwargs)
+
+
 # ``self.new_zeros(size)``: a factory with ``self``'s dtype and device unless
 # given; only the result (``out``) decides what is made.
 

@@ -68,21 +68,22 @@ def fill_(z: Pair, value, *, out):
     return z
 
 
+# With ``accumulate``, complex addition is that of each part, and the pair's
+# parts are added in the same order of elements as eager adds complex ones
+# (the gradient of a gather or index_select is such an index_put).
+
+
 @rule("index_put_")
 def index_put_(z: Pair, indices, values, accumulate=False, *, out):
-    if accumulate:
-        raise Unsupported("index_put_ with accumulate")
     data = written_pair(z, values, fake(z.data).device)
-    torch.ops.aten.index_put_.default(z.data, list(indices), data)
+    torch.ops.aten.index_put_.default(z.data, list(indices), data, accumulate)
     return z
 
 
 @rule("index_put")
 def index_put(z: Pair, indices, values, accumulate=False, *, out):
-    if accumulate:
-        raise Unsupported("index_put with accumulate")
     data = written_pair(z, values, fake(z.data).device)
-    return z.with_data(torch.ops.aten.index_put.default(z.data, list(indices), data))
+    return z.with_data(torch.ops.aten.index_put.default(z.data, list(indices), data, accumulate))
 
 
 @rule("slice", lazy_bits=keep_bits)
@@ -102,6 +103,13 @@ def narrow(z: Pair, dim, start, length, *, out):
 
 @rule("index_select", lazy_bits=keep_bits)
 def index_select(z: Pair, dim, index, *, out):
+    if z.ndim == 0:
+        # Eager treats a scalar as one element along dim 0 (or -1) and returns a
+        # scalar; its one index must name that element (a 0-d index is read as
+        # one of shape [1]: Inductor cannot lower the gradient of a 0-d one).
+        if dim not in (0, -1):
+            raise Unsupported(f"dim {dim!r} of a 0-d tensor")
+        return z.with_data(torch.index_select(z.data.unsqueeze(0), 0, index.reshape(1)).reshape(2))
     return z.with_data(torch.index_select(z.data, pair_dim(dim, z.ndim), index))
 
 

@@ -28,13 +28,13 @@ from .pair_math import SUPPORTED_DTYPES, ScalarOps, promoted_parts
 from .registry import Unsupported, rule
 
 
-def _self(z, out) -> Pair:
+def _self(z, out, *, scalar_ok: bool = False) -> Pair:
     if not isinstance(z, Pair):
         raise Unsupported("writing into a real tensor")
     require_complex_out(out)
     if z.dtype != out.dtype or z.dtype not in SUPPORTED_DTYPES:
         raise Unsupported(f"{z.dtype} self for a {out.dtype} result")
-    if z.ndim == 0:
+    if z.ndim == 0 and not scalar_ok:
         raise Unsupported("a 0-d complex self (its dim 0 is not the pair dim)")
     return z
 
@@ -185,18 +185,29 @@ def _index_add_source(z: Pair, source, alpha):
     return torch.stack((t_re, t_im), -1)
 
 
+def _index_add_args(z, dim, index, source, alpha, out):
+    """(pair data to add into, its dim, index, pair data added). Eager runs a
+    0-d self as one element along dim 0 (or -1), in its 1-d loop: so does the
+    rewrite, on the pair data with a leading dim of 1."""
+    z = _self(z, out, scalar_ok=True)
+    data = _index_add_source(z, source, alpha)
+    if z.ndim > 0:
+        return z.data, pair_dim(dim, z.ndim), index, data
+    if dim not in (0, -1):
+        raise Unsupported(f"dim {dim!r} of a 0-d tensor")
+    return z.data.unsqueeze(0), 0, index.reshape(1), data.reshape(1, 2)
+
+
 @rule("index_add")
 def index_add(z, dim, index, source, *, alpha=1, out):
-    z = _self(z, out)
-    data = _index_add_source(z, source, alpha)
-    return z.with_data(torch.index_add(z.data, pair_dim(dim, z.ndim), index, data))
+    target, d, index, data = _index_add_args(z, dim, index, source, alpha, out)
+    return z.with_data(torch.index_add(target, d, index, data).reshape(fake(z.data).shape))
 
 
 @rule("index_add_")
 def index_add_(z, dim, index, source, *, alpha=1, out):
-    z = _self(z, out)
-    data = _index_add_source(z, source, alpha)
-    z.data.index_add_(pair_dim(dim, z.ndim), index, data)
+    target, d, index, data = _index_add_args(z, dim, index, source, alpha, out)
+    target.index_add_(d, index, data)  # (a view of z's pair data for a 0-d self)
     return z
 
 
