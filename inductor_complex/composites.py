@@ -11,7 +11,9 @@ The decomposition is recorded with ``make_fx`` on the node's fake values,
 with the Python dispatcher off, so it is the C++ decomposition eager runs
 (Python reimplementations of some composites need not round alike). An op
 with a kernel of its own traces to itself and is left alone, and so is a
-trace that holds anything but aten ops.
+trace that holds anything but aten ops (and 0-d constants, which become
+``scalar_tensor`` calls). Dynamo's NumPy-interop wrappers (``wrapped_add``,
+``wrapped_pow``, ...) are inlined the same way.
 """
 
 from __future__ import annotations
@@ -42,12 +44,33 @@ def decomposition(node: Node, fake_mode, grad_enabled: bool) -> torch.fx.GraphMo
             traced = make_fx(node_call(node), tracing_mode="real")(*[fake_value(n) for n in inputs])
     except Exception:  # noqa: BLE001 - an op the trace cannot take stays as it is
         return None
+    _scalar_constants_as_factories(traced)
     calls = [n for n in traced.graph.nodes if n.op not in ("placeholder", "output")]
     if not calls or any(not _is_aten_call(n) for n in calls):
         return None
     if len(calls) == 1 and _same_op(calls[0], node):
         return None  # the op's own kernel
     return traced
+
+
+def _scalar_constants_as_factories(traced: torch.fx.GraphModule) -> None:
+    """A Python number the op turns into a tensor (Dynamo's NumPy wrappers:
+    ``a ** 2``, ``b / 2.0``, ``1j * a``) is traced as a 0-d tensor constant,
+    ``lift_fresh_copy`` of an attribute; the same fresh 0-d tensor is
+    ``scalar_tensor`` of its value, an aten call the graph can hold."""
+    graph = traced.graph
+    for node in list(graph.nodes):
+        if node.target is not torch.ops.aten.lift_fresh_copy.default or node.args[0].op != "get_attr":
+            continue
+        constant = getattr(traced, node.args[0].target, None)
+        if not isinstance(constant, torch.Tensor) or constant.ndim != 0 or constant.requires_grad:
+            continue
+        with graph.inserting_before(node):
+            made = graph.call_function(torch.ops.aten.scalar_tensor.default, (constant.item(),),
+                                       {"dtype": constant.dtype, "device": constant.device})
+        node.replace_all_uses_with(made)
+        graph.erase_node(node)
+    graph.eliminate_dead_code()
 
 
 def _symbolic(value: torch.Tensor) -> bool:

@@ -891,6 +891,26 @@ def test_inlined_composites_compile_with_eagers_gradients():
     assert fallbacks.beyond_edges == [], fallbacks.ops
 
 
+def test_numpy_code_on_complex_arrays_is_inlined():
+    # Dynamo runs NumPy calls as wrappers around torch._numpy; a Python number
+    # operand becomes a 0-d constant there, inlined as a scalar_tensor.
+    np = pytest.importorskip("numpy")
+
+    def fn(a, b):
+        return np.abs(a * b + a**2 - np.conj(b) / 2.0).sum() + np.exp(1j * a.real).sum()
+
+    rng = np.random.default_rng(0)
+    a, b = (rng.standard_normal(8) + 1j * rng.standard_normal(8) for _ in range(2))
+    complex_pass = ComplexToRealPass(fused_rotary=False)
+    compiled = torch.compile(fn, fullgraph=True, options={"pre_grad_custom_pass": complex_pass})
+    with count_complex_fallbacks() as fallbacks:
+        got = compiled(a, b)
+    np.testing.assert_allclose(got, fn(a, b), rtol=1e-13)
+    assert fallbacks.beyond_edges == [], fallbacks.ops
+    report = complex_pass.last_report
+    assert report.count("inlined") >= 8 and not report.count("kept") and not report.count("bridged"), report.format()
+
+
 def test_composite_with_symbolic_sizes_is_kept():
     # make_fx on symbolic fake values specializes the decomposition to their
     # hints (vander makes `empty([5, 5])`), so with symbolic sizes the op is kept.
