@@ -93,6 +93,9 @@ def _graph_section(name: str, report: Report) -> str:
             lines.append(f"  rotary site fused into the kernel [at {decision.source}]")
         elif decision.action == "fused_refused":
             lines.append(f"  rotary site not fused: {decision.reason} [at {decision.source}]")
+    note = report.slow_compile_note()
+    if note:
+        lines.append(f"  {note}")
     return "\n".join(lines)
 
 

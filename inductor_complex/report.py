@@ -52,6 +52,14 @@ class Decision:
     action: str  # rewritten | bridged | kept | fused | fused_refused | entry_view | exit_view
     reason: str = ""
     source: str = ""
+    emitted: int = 0  # nodes a rewrite put in the graph for this op
+
+
+# One op whose rewrite puts this many nodes in a graph makes Inductor's compile
+# of it slow: the inverse-trigonometric rules follow glibc's branchy kernels,
+# ~400 pointwise nodes each, tens of seconds with backward on a 2-core CPU
+# (a product is ~10). The report names such ops.
+SLOW_COMPILE_NODES = 150
 
 
 @dataclasses.dataclass
@@ -63,8 +71,8 @@ class Report:
     decisions: list[Decision] = dataclasses.field(default_factory=list)
     committed: int = 0  # decisions already logged and counted
 
-    def add(self, node: torch.fx.Node, op: str, action: str, reason: str = "") -> None:
-        self.decisions.append(Decision(node.name, op, action, reason, source_line(node)))
+    def add(self, node: torch.fx.Node, op: str, action: str, reason: str = "", *, emitted: int = 0) -> None:
+        self.decisions.append(Decision(node.name, op, action, reason, source_line(node), emitted))
 
     def withdraw_since(self, mark: int) -> None:
         """Drop the decisions made after ``len(decisions)`` was ``mark``."""
@@ -85,6 +93,23 @@ class Report:
     def summary(self) -> dict[str, int]:
         return dict(collections.Counter(d.action for d in self.decisions))
 
+    def slow_compile_note(self) -> str | None:
+        """Why Inductor may take long over this graph, or None: the ops whose
+        rewrite put :data:`SLOW_COMPILE_NODES` nodes or more in it each."""
+        large: dict[str, list[int]] = collections.defaultdict(list)
+        for d in self.decisions:
+            if d.emitted >= SLOW_COMPILE_NODES:
+                large[d.op].append(d.emitted)
+        if not large:
+            return None
+        named = ", ".join(f"{op} ({len(n)}x, {max(n)} nodes each)" if len(n) > 1 else f"{op} ({n[0]} nodes)"
+                          for op, n in sorted(large.items(), key=lambda item: -sum(item[1])))
+        return (f"slow to compile: {named}; Inductor compiles every node of these rewrites, and "
+                "autograd adds their backward (eager's branchy C kernels, written out as tensor ops)")
+
     def format(self) -> str:
         rows = [f"{d.action:<14} {d.op:<34} {d.node:<20} {d.reason} {d.source}" for d in self.decisions]
+        note = self.slow_compile_note()
+        if note:
+            rows.append(note)
         return "\n".join(rows) if rows else "(no complex values)"

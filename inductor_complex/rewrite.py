@@ -242,7 +242,7 @@ class ComplexRewriter:
         except Unsupported as why:
             self._keep(node, op, str(why))
             return
-        self.report.add(node, op, "rewritten")
+        self.report.add(node, op, "rewritten", emitted=len(self.attempt))
 
     def _inline_composite(self, node: Node, op: str) -> bool:
         """Put the aten ops eager decomposes ``node`` into in its place and

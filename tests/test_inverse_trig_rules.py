@@ -376,3 +376,12 @@ class GraphModule(torch.nn.Module):
         select_1: "f32[3]" = torch.select(stack, -1, 1);  stack = None
         complex_1: "c64[3]" = torch.complex(select, select_1);  select = select_1 = None
         return (complex_1,)""")
+
+
+def test_the_report_says_why_a_graph_is_slow_to_compile():
+    z = torch.randn(4, dtype=torch.complex64)
+    slow = run_pass(dynamo_graph(lambda z: torch.asin(z) + z.acosh() * 2, z))
+    note = slow.slow_compile_note()
+    assert note and "torch.asin" in note and "Tensor.acosh" in note and "operator.mul" not in note, note
+    assert note in slow.format()
+    assert run_pass(dynamo_graph(lambda z: z.exp() * 2 / z, z)).slow_compile_note() is None
