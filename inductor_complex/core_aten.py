@@ -9,6 +9,10 @@ NaN (``signbit`` of any NaN is False, so ``copysign(x, nan)`` is ``|x|``),
 and ``hypot`` may differ from the C library's in the last bit.
 
 ``where`` over bools becomes logic (exact): onnxruntime has no bool ``Where``.
+``var_mean`` (eager's one-pass kernel, which the statistics rules emit) becomes
+``var`` and ``mean`` of the same tensor, and ``diagonal_scatter`` (the scatter
+rule's, also the backward of ``diagonal``) a ``where`` over the diagonal's
+positions: torch's Core ATen table keeps both, and ExecuTorch refuses them.
 """
 
 from __future__ import annotations
@@ -50,6 +54,28 @@ def _where(condition, a, b):
     return torch.logical_or(torch.logical_and(condition, a), torch.logical_and(torch.logical_not(condition), b))
 
 
+def _var_mean(x, dim=None, *, correction=None, keepdim=False):
+    return (aten.var.correction(x, dim, correction=correction, keepdim=keepdim),
+            aten.mean.dim(x, dim, keepdim) if dim is not None else aten.mean.default(x))
+
+
+def _diagonal_scatter(x, src, offset=0, dim1=0, dim2=1):
+    """``x`` with its diagonal replaced by ``src``: element ``[..., r, c]`` of the
+    diagonal's plane is ``src[..., i]`` where ``c - r == offset``, ``i`` its place
+    along the diagonal (``r``, or ``c`` for a negative offset)."""
+    plane = torch.movedim(x, (dim1, dim2), (-2, -1))
+    rows, cols = plane.shape[-2], plane.shape[-1]
+    r = torch.arange(rows, device=x.device).unsqueeze(-1)
+    c = torch.arange(cols, device=x.device).unsqueeze(0)
+    on_diagonal = (c - r) == offset
+    if src.shape[-1] == 0:
+        return x.clone()
+    along = torch.clamp(r if offset >= 0 else c, 0, src.shape[-1] - 1).expand(rows, cols)
+    # [..., rows, cols]: one index tensor on dim 0 (runtimes' index kernels take no None indices)
+    values = torch.movedim(torch.movedim(src, -1, 0)[along], (0, 1), (-2, -1))
+    return torch.movedim(torch.where(on_diagonal, values, plane), (-2, -1), (dim1, dim2))
+
+
 @functools.lru_cache(1)
 def _ours() -> dict:
     return {
@@ -58,6 +84,8 @@ def _ours() -> dict:
         aten.copysign.Tensor: _copysign,
         aten.copysign.Scalar: _copysign,
         aten.hypot.default: _hypot,
+        aten.var_mean.correction: _var_mean,
+        aten.diagonal_scatter.default: _diagonal_scatter,
     }
 
 

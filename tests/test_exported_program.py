@@ -186,6 +186,28 @@ def test_signbit_and_copysign_forms_are_exact_at_signed_zeros(dtype):
     assert torch.equal(got, expected) and torch.equal(torch.signbit(got), torch.signbit(expected))
 
 
+@pytest.mark.parametrize("shape, offset, dim1, dim2", [
+    ((3, 4), 0, 0, 1), ((3, 4), 2, 0, 1), ((4, 3), -1, 0, 1), ((2, 3, 5), 1, 2, 0),
+    ((2, 3, 5), -2, -1, -2), ((3, 2), 5, 0, 1),  # an empty diagonal
+])
+def test_diagonal_scatter_form_is_exact(shape, offset, dim1, dim2):
+    x = torch.randn(shape)
+    x[(0,) * x.ndim] = math.nan
+    src = torch.randn(torch.diagonal(x, offset, dim1, dim2).shape)
+    got = _decomposed(torch.ops.aten.diagonal_scatter.default)(x, src, offset, dim1, dim2)
+    expected = torch.diagonal_scatter(x, src, offset, dim1, dim2)
+    assert torch.equal(got.isnan(), expected.isnan()) and torch.equal(got.nan_to_num(), expected.nan_to_num())
+
+
+@pytest.mark.parametrize("dim, keepdim", [(None, False), ([1], False), ([0, 2], True)])
+def test_var_mean_form_is_var_and_mean(dim, keepdim):
+    x = torch.randn(3, 4, 5, dtype=torch.float64)
+    var, mean = _decomposed(torch.ops.aten.var_mean.correction)(x, dim, correction=2, keepdim=keepdim)
+    expected = torch.var_mean(x, dim, correction=2, keepdim=keepdim)
+    torch.testing.assert_close(var, expected[0])
+    torch.testing.assert_close(mean, expected[1])
+
+
 def test_complex128_as_float32_leaves_no_double_and_warns():
     module, args, ep = _exported("polar_in_forward_c128")
     with pytest.warns(UserWarning, match="computed in float32"):

@@ -21,6 +21,7 @@ so the write lands (graph inputs included).
 from __future__ import annotations
 
 import torch
+from torch.fx.experimental.symbolic_shapes import statically_known_true
 
 from ..values import Pair, real_dtype
 from .common import fake, is_scalar, is_tensor_proxy, pair_dim, require_complex_out, written_pair
@@ -54,6 +55,15 @@ def _src_data(z: Pair, src):
     raise Unsupported("src is not a complex tensor of the same dtype")
 
 
+def _src_within(index, src_data):
+    """``src`` pair data cut to ``index``'s shape: scatter reads nothing beyond it,
+    and ONNX's ScatterElements (as torch.onnx exports scatter) needs equal shapes."""
+    want, have = fake(index).shape, fake(src_data).shape[:-1]
+    if len(want) != len(have) or all(statically_known_true(a == b) for a, b in zip(want, have)):
+        return src_data
+    return src_data[tuple(slice(0, size) for size in want)]
+
+
 def _value_parts(z: Pair, value):
     """(re, im) of a fill value: a number or a 0-d tensor, cast to the parts' dtype."""
     if is_scalar(value):
@@ -73,13 +83,14 @@ def _value_parts(z: Pair, value):
 @rule("scatter_add")
 def scatter_add(z, dim, index, src, *, out):
     z = _self(z, out)
-    return z.with_data(torch.scatter_add(z.data, pair_dim(dim, z.ndim), _pair_index(index), _src_data(z, src)))
+    src = _src_within(index, _src_data(z, src))
+    return z.with_data(torch.scatter_add(z.data, pair_dim(dim, z.ndim), _pair_index(index), src))
 
 
 @rule("scatter_add_")
 def scatter_add_(z, dim, index, src, *, out):
     z = _self(z, out)
-    z.data.scatter_add_(pair_dim(dim, z.ndim), _pair_index(index), _src_data(z, src))
+    z.data.scatter_add_(pair_dim(dim, z.ndim), _pair_index(index), _src_within(index, _src_data(z, src)))
     return z
 
 
@@ -100,7 +111,7 @@ def scatter(z, dim, index, src=None, *, value=None, reduce=None, out):
     z = _self(z, out)
     d, src = _scatter_args(z, dim, index, src, reduce, value)
     if isinstance(src, Pair):
-        return z.with_data(torch.scatter(z.data, d, _pair_index(index), _src_data(z, src)))
+        return z.with_data(torch.scatter(z.data, d, _pair_index(index), _src_within(index, _src_data(z, src))))
     re, im = _value_parts(z, src)
     if not is_scalar(re):
         raise Unsupported("scatter of a 0-d tensor value")
@@ -114,7 +125,7 @@ def scatter_(z, dim, index, src=None, *, value=None, reduce=None, out):
     z = _self(z, out)
     d, src = _scatter_args(z, dim, index, src, reduce, value)
     if isinstance(src, Pair):
-        z.data.scatter_(d, _pair_index(index), _src_data(z, src))
+        z.data.scatter_(d, _pair_index(index), _src_within(index, _src_data(z, src)))
         return z
     re, im = _value_parts(z, src)
     if not is_scalar(re):
