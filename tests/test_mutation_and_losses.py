@@ -147,6 +147,21 @@ def test_index_fill_with_0d_tensor_value():
     _clean(*compile_and_compare(lambda z, v: z.index_fill(1, torch.tensor([1, 3]), v), z, v))
 
 
+def test_index_fill_with_a_repeated_index_gives_the_value_eagers_gradient():
+    # Each filled position counts once in the value's gradient, however often the
+    # index names it (a wrong gradient the full OpInfo backward sweep found).
+    z, v = torch.randn(5, 5, dtype=torch.complex64), torch.tensor(-4.3 - 2.4j, dtype=torch.complex64)
+    index = torch.tensor([4, 3, 3, 4, 0])
+    _clean(*compile_and_compare(lambda z, v: z.index_fill(-1, index, v), z, v))
+
+    def in_place(z, v):
+        w = z * 1
+        w.index_fill_(0, index, v)
+        return w
+
+    _clean(*compile_and_compare(in_place, z, v))
+
+
 def test_index_add():
     z, src = torch.randn(4, 3, dtype=torch.complex64), torch.randn(3, 3, dtype=torch.complex64)
     index = torch.tensor([1, 3, 1])  # a duplicate: accumulated in order

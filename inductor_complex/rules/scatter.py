@@ -139,29 +139,30 @@ def scatter_(z, dim, index, src=None, *, value=None, reduce=None, out):
 # -------------------------------------------------------------- index_fill
 
 
-def _index_fill_args(z: Pair, dim, index, value):
-    """index_fill as ``index_put`` of the pair tensor, the decomposition's own
-    form: ``pair[:, ..., index] = (re, im)``, with every dim before ``dim``
-    whole. (Torch 2.11's ``index_fill`` of a strided part writes into an
-    ``empty`` that AOTAutograd cannot functionalize.)"""
+def _index_filled(z: Pair, dim, index, value):
+    """``z`` with the slices ``index`` along ``dim`` set to ``value``, as a ``where``
+    over a mask of the filled positions (a real ``index_fill`` of bools).
+
+    Not ``index_put`` of the pair tensor: with a repeated index its gradient
+    counts the value once per repeat, where eager's counts each filled
+    position once (``index_select`` of the unique indices, summed)."""
     _value_parts(z, value)  # a number or a 0-d tensor, as index_fill takes
-    dim = pair_dim(dim, z.ndim) % (z.ndim + 1)  # the same dim of the pair tensor
-    indices = [None] * dim + [index]
-    return indices, written_pair(z, value, fake(z.data).device)
+    dim = pair_dim(dim, z.ndim) % (z.ndim + 1)  # also the complex dim: it comes before the pair dim
+    # contiguous: torch 2.11 cannot functionalize index_fill of a strided tensor
+    filled = torch.zeros_like(z.re, dtype=torch.bool, memory_format=torch.contiguous_format).index_fill(dim, index, True)
+    return torch.where(filled.unsqueeze(-1), written_pair(z, value, fake(z.data).device), z.data)
 
 
 @rule("index_fill")
 def index_fill(z, dim, index, value, *, out):
     z = _self(z, out)
-    indices, data = _index_fill_args(z, dim, index, value)
-    return z.with_data(torch.ops.aten.index_put.default(z.data, indices, data))
+    return z.with_data(_index_filled(z, dim, index, value))
 
 
 @rule("index_fill_")
 def index_fill_(z, dim, index, value, *, out):
     z = _self(z, out)
-    indices, data = _index_fill_args(z, dim, index, value)
-    torch.ops.aten.index_put_.default(z.data, indices, data)
+    z.data.copy_(_index_filled(z, dim, index, value))
     return z
 
 
