@@ -42,9 +42,10 @@ class ComplexToRealPass(CustomGraphPass):
 
     Options:
         fused_rotary: send the complex rotary-embedding idiom to the fused
-            Triton kernel. ``None`` (default) decides per site: on when the
-            tensors are on CUDA and Triton works. ``True`` forces it (tests on
-            CPU under ``TRITON_INTERPRET=1``), ``False`` turns it off.
+            kernel. ``None`` (default) decides per site: on for CUDA tensors
+            when Triton works, and for CPU tensors under ``torch.compile``
+            when the C kernel builds (not in aten graphs: AOTInductor's CPU
+            runtime cannot call it). ``True`` forces it, ``False`` turns it off.
         complex_blas_on_cpu: under ``torch.compile``, leave products of two
             complex matrices on CPU to eager's complex BLAS, measured faster
             than any real GEMM form (:mod:`.eager_kernels`); reported as kept.
@@ -61,6 +62,10 @@ class ComplexToRealPass(CustomGraphPass):
             raise TypeError(f"complex_blas_on_cpu must be True or False, got {complex_blas_on_cpu!r}")
         self.fused_rotary = fused_rotary
         self.complex_blas_on_cpu = complex_blas_on_cpu
+        if fused_rotary is not False:
+            # Register the kernel ops now: a compile served from Inductor's caches
+            # calls them without running the pass, which would have imported them.
+            from .kernels import rotary  # noqa: F401
         self.last_report: Report | None = None
         # Inductor calls the pass once per graph, higher-order-op bodies
         # (torch.cond branches, checkpointed regions) before their parent, so

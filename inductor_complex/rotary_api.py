@@ -10,10 +10,11 @@
         xk_out = torch.view_as_real(xk_ * freqs_cis).flatten(3)
         return xq_out.type_as(xq), xk_out.type_as(xk)
 
-It runs the Triton kernel (``inductor_complex::rotary_embedding``) on CUDA tensors, and
-on CPU tensors when ``TRITON_INTERPRET=1`` is set (the Triton interpreter, for CI);
-everywhere else, or without Triton installed, it computes the same with complex math.
-Triton is imported only when the kernel is actually used.
+It runs the fused kernel (``inductor_complex::rotary_embedding``): Triton on CUDA
+tensors; on CPU tensors the C kernel (``kernels/rotary_cpu.py``, built on first use), or
+the Triton kernel in its interpreter when ``TRITON_INTERPRET=1`` is set (for CI).
+Everywhere else (CUDA without Triton, a CPU with no compiler, other devices) it computes
+the same with complex math. The kernels are imported only when one is actually used.
 """
 
 from __future__ import annotations
@@ -131,13 +132,19 @@ def _check_input(name: str, x: torch.Tensor) -> None:
 
 
 def _use_kernel(x: torch.Tensor) -> bool:
-    """Triton kernel on CUDA, or on CPU under the interpreter; otherwise reference math."""
-    interpreted_cpu = x.device.type == "cpu" and os.environ.get("TRITON_INTERPRET", "0") == "1"
-    if x.device.type != "cuda" and not interpreted_cpu:
-        return False
+    """Triton on CUDA; on CPU the C kernel or, when asked for, the Triton interpreter;
+    otherwise reference math."""
     from .kernels.rotary import HAS_TRITON
 
-    return HAS_TRITON
+    if x.device.type == "cuda":
+        return HAS_TRITON
+    if x.device.type != "cpu":
+        return False
+    if os.environ.get("TRITON_INTERPRET", "0") == "1" and HAS_TRITON:
+        return True
+    from .kernels import rotary_cpu
+
+    return rotary_cpu.available()
 
 
 def _describe(t: torch.Tensor) -> str:

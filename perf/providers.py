@@ -2,7 +2,7 @@
 
 ``eager``; ``stock`` (``torch.compile``); ``pass`` and ``pass_fused``
 (``torch.compile`` with ``ComplexToRealPass``, the fused rotary kernel off /
-on); ``pass_cpu_blas`` (the pass with ``complex_blas_on_cpu=True``, for the
+on: Triton on CUDA, the C kernel on CPU); ``pass_cpu_blas`` (the pass with ``complex_blas_on_cpu=True``, for the
 cases with complex matrix products, on CPU); ``torch_wrapper`` (stock with torch's own ``enable_complex_wrapper``,
 where the installed torch has it); ``limit`` (the case's limit, compiled).
 
@@ -48,8 +48,11 @@ def build(provider: str, case: Case, device: str) -> tuple[Callable, contextlib.
     if provider == "pass_fused":
         if not case.rotary:
             raise Unavailable("no rotary idiom in this case")
-        if device != "cuda":
-            raise Unavailable("the fused rotary kernel runs on CUDA only")
+        if device == "cpu":
+            from inductor_complex.kernels import rotary_cpu
+
+            if not rotary_cpu.available():
+                raise Unavailable(f"the CPU rotary kernel could not be built: {rotary_cpu.unavailable_reason()}")
         return torch.compile(case.forward, options=ComplexToRealPass(fused_rotary=True).inductor_options()), none
     if provider == "pass_cpu_blas":
         if not case.complex_matmul:

@@ -1,7 +1,9 @@
 """Numerics and registration of the fused rotary kernel (inductor_complex::rotary_embedding).
 
-On CPU the kernel runs in the Triton interpreter, so shapes stay tiny. Every kernel test
-checks ``rotary.launch_count`` to prove the Triton kernel ran, not the reference fallback.
+On CPU the Triton kernel runs in the Triton interpreter (TRITON_INTERPRET=1, set by the
+fixture below), so shapes stay tiny. Every kernel test checks ``rotary.launch_count`` to
+prove the Triton kernel ran, not the reference fallback. The CPU C kernel, which CPU
+tensors take without the interpreter, has its own tests (test_rotary_cpu_kernel.py).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import torch
 
 pytest.importorskip("triton")
 
-from inductor_complex.kernels import rotary  # noqa: E402
+from inductor_complex.kernels import rotary, rotary_cpu  # noqa: E402
 from inductor_complex.llama_rope import (
     apply_rotary_emb_complex as llama_apply_rotary_emb,  # noqa: E402
 )
@@ -40,9 +42,9 @@ rotary_single_op = torch.ops.inductor_complex.rotary_embedding_single
 
 @pytest.fixture(autouse=True)
 def interpreter(monkeypatch):
-    """On CPU, let apply_rotary_emb pick the kernel (the op runs CPU tensors through the
-    Triton interpreter whatever the environment). On CUDA the compiled kernel must run, and
-    TRITON_INTERPRET would also switch Inductor's own Triton kernels to the interpreter."""
+    """On CPU, run CPU tensors through the Triton interpreter (without it they take the C
+    kernel). On CUDA the compiled kernel must run, and TRITON_INTERPRET would also switch
+    Inductor's own Triton kernels to the interpreter."""
     if DEVICE == "cpu":
         monkeypatch.setenv("TRITON_INTERPRET", "1")
     else:
@@ -52,6 +54,12 @@ def interpreter(monkeypatch):
 # --------------------------------------------------------------------------------------
 # helpers
 # --------------------------------------------------------------------------------------
+
+
+def without_cpu_kernels(monkeypatch):
+    """CPU tensors as on a machine where neither the interpreter nor the C kernel runs."""
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    monkeypatch.setattr(rotary_cpu, "_library", lambda: (None, "no compiler (the test says so)"))
 
 
 def make_table(batch, seq, pairs, dtype=torch.float32):
@@ -238,7 +246,7 @@ def test_empty_batch():
 @pytest.mark.parametrize("path", ["kernel", "reference"])
 def test_apply_rotary_emb_empty_batch_on_either_path(path, monkeypatch):
     if path == "reference":
-        monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+        without_cpu_kernels(monkeypatch)
     xq, xk = rand(0, 3, 2, 8), rand(0, 3, 1, 8)
     for out, x in zip(apply_rotary_emb(xq, xk, make_freqs_cis(3, 4)), (xq, xk)):
         assert out.shape == x.shape and out.dtype == x.dtype
@@ -375,14 +383,28 @@ def test_apply_rotary_emb_mixed_dtypes_use_single_op():
         assert_close(g, w)
 
 
-def test_apply_rotary_emb_without_interpreter_uses_reference(monkeypatch):
+def test_apply_rotary_emb_without_interpreter_uses_the_c_kernel(monkeypatch):
     if DEVICE == "cuda":
-        pytest.skip("CUDA tensors always use the kernel")
+        pytest.skip("CUDA tensors always use the Triton kernel")
     monkeypatch.delenv("TRITON_INTERPRET")
     xq, xk, freqs = rand(1, 2, 2, 8), rand(1, 2, 1, 8), make_freqs_cis(2, 4)
-    launches = rotary.launch_count
+    launches, c_launches = rotary.launch_count, rotary_cpu.launch_count
     got = apply_rotary_emb(xq, xk, freqs)
-    assert rotary.launch_count == launches
+    assert rotary.launch_count == launches and rotary_cpu.launch_count == c_launches + 1
+    for g, w in zip(got, llama_apply_rotary_emb(xq, xk, freqs)):
+        # (4 pairs: eager's scalar loop, which contracts into FMA; bit for bit with
+        # its vectorized loop is in test_rotary_cpu_kernel.py)
+        assert_close(g, w)
+
+
+def test_apply_rotary_emb_without_any_cpu_kernel_uses_reference(monkeypatch):
+    if DEVICE == "cuda":
+        pytest.skip("CUDA tensors always use the Triton kernel")
+    without_cpu_kernels(monkeypatch)
+    xq, xk, freqs = rand(1, 2, 2, 8), rand(1, 2, 1, 8), make_freqs_cis(2, 4)
+    launches, c_launches = rotary.launch_count, rotary_cpu.launch_count
+    got = apply_rotary_emb(xq, xk, freqs)
+    assert rotary.launch_count == launches and rotary_cpu.launch_count == c_launches
     for g, w in zip(got, llama_apply_rotary_emb(xq, xk, freqs)):
         assert_close(g, w)
 
@@ -422,7 +444,8 @@ def test_apply_rotary_emb_errors(xq_shape, xk_shape, dtype, freqs, error, match)
 
 
 def test_api_imports_and_falls_back_without_triton():
-    """`import inductor_complex.rotary_api` must not need Triton; the reference path runs."""
+    """`import inductor_complex.rotary_api` must not need Triton; on CPU the C kernel
+    serves the ops, which are plain custom ops then."""
     script = (
         "import sys; sys.modules['triton'] = None\n"  # makes `import triton` raise ImportError
         "import torch\n"
@@ -432,6 +455,8 @@ def test_api_imports_and_falls_back_without_triton():
         "q, k = torch.randn(1, 2, 2, 8), torch.randn(1, 2, 1, 8)\n"
         "f = torch.polar(torch.ones(2, 4), torch.randn(2, 4))\n"
         "print(apply_rotary_emb(q, k, f)[0].shape)\n"
+        "from inductor_complex.kernels import rotary_cpu\n"
+        "assert rotary_cpu.launch_count == 1, 'the C kernel did not run'\n"
     )
     env = dict(os.environ, PYTHONPATH=str(REPO_ROOT), TRITON_INTERPRET="1")
     result = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
@@ -445,10 +470,10 @@ def test_api_imports_and_falls_back_without_triton():
 
 
 def test_compile_reference_path_on_cpu(monkeypatch):
-    """Without the interpreter, CPU compiles the complex reference math like any model."""
+    """Without a CPU kernel, CPU compiles the complex reference math like any model."""
     if DEVICE == "cuda":
         pytest.skip("CPU-only path")
-    monkeypatch.delenv("TRITON_INTERPRET")
+    without_cpu_kernels(monkeypatch)
     torch._dynamo.reset()
     xq, xk, freqs = rand(1, 3, 2, 8), rand(1, 3, 1, 8), make_freqs_cis(3, 4)
     got = torch.compile(apply_rotary_emb, fullgraph=True)(xq, xk, freqs)

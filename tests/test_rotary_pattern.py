@@ -1,14 +1,13 @@
 """The rotary pattern: which spellings of the idiom reach the fused kernel, and which do not.
 
-On CPU the kernel runs under the Triton interpreter; the pattern is forced on
-with ``fused_rotary=True`` (its default only fires for CUDA tensors).
+On CPU the kernel runs under the Triton interpreter here (set for this module's
+tests only: elsewhere CPU tensors take the C kernel); the pattern is forced on
+with ``fused_rotary=True`` where a test runs a graph that is not Dynamo's.
 """
 
 from __future__ import annotations
 
-import os
-
-os.environ.setdefault("TRITON_INTERPRET", "1")
+import unittest.mock
 
 import expecttest
 import pytest
@@ -33,6 +32,12 @@ from rotary_models import (
 
 import inductor_complex
 from inductor_complex.kernels import rotary as kernel
+from inductor_complex.kernels import rotary_cpu
+
+@pytest.fixture(autouse=True)
+def triton_interpreter(monkeypatch):
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+
 
 KERNEL_TOL = {
     torch.float32: dict(atol=1e-5, rtol=1e-5),
@@ -163,16 +168,27 @@ class GraphModule(torch.nn.Module):
         self.assertEqual(len(_fused(report)), 1)
 
     # ------------------------------------------------------------ negative cases
-    def test_default_mode_leaves_cpu_tensors_to_the_generic_rewrite(self):
+    def test_default_mode_fuses_cpu_tensors_into_the_c_kernel(self):
         table = precompute_freqs_cis(8, 6)
         gm = dynamo_graph(lambda q, k: llama_apply_rotary_emb(q, k, table), torch.randn(1, 6, 2, 8), torch.randn(1, 6, 2, 8))
-        complex_pass = inductor_complex.ComplexToRealPass()  # fused_rotary=None: CUDA only
+        complex_pass = inductor_complex.ComplexToRealPass()  # fused_rotary=None
         complex_pass(gm.graph)
+        report = complex_pass.last_report
+        self.assertEqual(len(_fused(report)), 2, report.format())
+        self.assertEqual(report.count("bridged") + report.count("kept"), 0)
+
+    def test_default_mode_without_the_cpu_kernel_leaves_cpu_tensors_to_the_generic_rewrite(self):
+        table = precompute_freqs_cis(8, 6)
+        gm = dynamo_graph(lambda q, k: llama_apply_rotary_emb(q, k, table), torch.randn(1, 6, 2, 8), torch.randn(1, 6, 2, 8))
+        complex_pass = inductor_complex.ComplexToRealPass()
+        with unittest.mock.patch.object(rotary_cpu, "_library", lambda: (None, "no compiler")):
+            complex_pass(gm.graph)
         report = complex_pass.last_report
         self.assertEqual(len(_fused(report)), 0)
         self.assertEqual(
             _refusals(report),
-            ["tensors are on cpu; the fused kernel runs on CUDA (fused_rotary=True runs it in the Triton interpreter, slowly)"] * 2,
+            ["the CPU kernel could not be built (no compiler); fused_rotary=True runs the Triton kernel "
+             "in its interpreter, slowly"] * 2,
         )
         self.assertGreater(report.count("rewritten"), 0)  # the generic rewrite took over
         self.assertEqual(report.count("bridged") + report.count("kept"), 0)

@@ -187,17 +187,25 @@ def find_rotary_sites(graph: torch.fx.Graph) -> tuple[list[RotarySite], list[tup
     return sites, refused
 
 
-def _kernel_refusal(site: RotarySite, fused_rotary: bool | None) -> str | None:
+def _kernel_refusal(site: RotarySite, fused_rotary: bool | None, dynamo_graph: bool) -> str | None:
     from ..kernels import rotary as kernel
+    from ..kernels import rotary_cpu
 
+    device = fake_value(site.source).device
+    if device.type == "cpu":
+        if fused_rotary is None and not dynamo_graph:
+            # AOTInductor's C++ runtime cannot call an op whose CPU kernel is Python's.
+            return "an aten graph (AOTInductor, export): its CPU runtime cannot call the Python-built CPU kernel"
+        if not rotary_cpu.available() and not kernel.HAS_TRITON:
+            return f"the CPU kernel could not be built ({rotary_cpu.unavailable_reason()}) and triton is not importable"
+        if fused_rotary is None and not rotary_cpu.available():
+            return (f"the CPU kernel could not be built ({rotary_cpu.unavailable_reason()}); "
+                    "fused_rotary=True runs the Triton kernel in its interpreter, slowly")
+        return None
     if not kernel.HAS_TRITON:
         return "triton is not importable"
-    device = fake_value(site.source).device
     if fused_rotary is None and device.type != "cuda":
-        return (
-            f"tensors are on {device.type}; the fused kernel runs on CUDA "
-            "(fused_rotary=True runs it in the Triton interpreter, slowly)"
-        )
+        return f"tensors are on {device.type}; the fused kernel runs on CUDA and CPU"
     if fused_rotary is None and not torch.cuda.is_available():
         return "CUDA is not available"
     return None
@@ -318,9 +326,9 @@ def fuse_rotary_sites(graph: torch.fx.Graph, report: Report, fused_rotary: bool 
     sites, refused = find_rotary_sites(graph)
     for node, reason in refused:
         report.add(node, "rotary idiom", "fused_refused", reason)
-    ready = []
+    ready, dynamo_graph = [], meta_key(graph) == "example_value"
     for site in sites:
-        reason = _kernel_refusal(site, fused_rotary)
+        reason = _kernel_refusal(site, fused_rotary, dynamo_graph)
         if reason is None:
             ready.append(site)
         else:

@@ -1,0 +1,275 @@
+"""The fused rotary embedding on CPU: a small C kernel compiled on first use.
+
+Why: Inductor's CPU code cannot vectorize the pair math. Its loops put the
+pair of 2 innermost (below the vector width), and every flat form that would
+vectorize needs loads of ``x[j ± 1]``, which Inductor only emits as masked
+loads (``F.pad``) that measured slower than the scalar loop. A C loop over
+interleaved pairs is vectorized by the compiler with in-register shuffles, as
+eager's complex kernel is, and reads each input once, like the Triton kernel
+on CUDA. Inductor calls it as an opaque op (``rotary_embedding_cpu``), as it
+calls the Triton op on CUDA.
+
+It is built with the C++ compiler Inductor itself uses (Inductor cannot
+compile for CPU without one) into Inductor's cache folder, keyed by the
+source, the flags and the machine. Numerics are the idiom's, bit for bit
+with eager: the input rounded to float32 (``x.float()``), then promoted to
+float64 for a float64 table; the product is c10's vectorized
+``(ac - bd, ad + bc)`` with no fused multiply-add (``-ffp-contract=off``
+and, on x86, ``-mno-fma``: GCC otherwise turns the interleaved product into
+``vfmaddsub`` even with contraction off); results are rounded to the output
+dtype as eager casts them (bfloat16 and float16 by way of float32, as c10's
+conversions from double go).
+
+``available()`` builds it once per process and says whether that worked;
+``unavailable_reason()`` says why not.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import hashlib
+import os
+import platform
+import subprocess
+import tempfile
+from typing import Optional
+
+import torch
+
+# Element types by torch dtype: (C name, C type, load as float, store from float).
+_C_TYPES = {
+    torch.float32: "f32",
+    torch.float64: "f64",
+    torch.bfloat16: "bf16",
+    torch.float16: "f16",
+}
+INPUT_DTYPES = tuple(_C_TYPES)  # x and the output
+MATH_TYPES = {torch.float32: "f32", torch.float64: "f64"}  # the table, converted to the math dtype
+
+# Work below this many pairs runs on one thread (ATen's grain size, in pairs).
+_PARALLEL_GRAIN = 16384
+
+_SOURCE = r"""
+#include <stdint.h>
+#include <string.h>
+#include <math.h>
+
+typedef float f32;
+typedef double f64;
+typedef uint16_t bf16;
+typedef _Float16 f16;
+
+static inline float load_f32(f32 v) { return v; }
+static inline float load_f64(f64 v) { return (float)v; }  /* the idiom's x.float() */
+static inline float load_bf16(bf16 v) { uint32_t u = (uint32_t)v << 16; float f; memcpy(&f, &u, 4); return f; }
+static inline float load_f16(f16 v) { return (float)v; }
+
+/* From the math type (overloads, so float math stays float): float64 results reach
+   bfloat16/float16 through float32, as c10's casts from double go. */
+static inline f32 store_f32(float v) { return v; }
+static inline f32 store_f32(double v) { return (f32)v; }
+static inline f64 store_f64(float v) { return (f64)v; }
+static inline f64 store_f64(double v) { return v; }
+static inline bf16 store_bf16(float f) {
+    if (isnan(f)) return (bf16)0xFFFF;  /* eager's vectorized cast (c10's scalar one gives 0x7FC0) */
+    uint32_t u; memcpy(&u, &f, 4);
+    return (bf16)((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);  /* round to nearest even */
+}
+static inline bf16 store_bf16(double v) { return store_bf16((float)v); }
+static inline f16 store_f16(float v) { return (f16)v; }
+static inline f16 store_f16(double v) { return (f16)(float)v; }
+
+/* One tensor: x [B, S, H, 2P] (head dim contiguous, other strides any), out [B, S, H, 2P]
+   contiguous; t_row(b, s) is the table row [P, 2] of the math type. */
+#define ROTATE_ROWS(IN, M, OUT, x, out, H, x_sb, x_ss, x_sh)                                  \
+    for (int64_t h = 0; h < H; h++) {                                                        \
+        const IN* __restrict__ xr = x + b * x_sb + s * x_ss + h * x_sh;                     \
+        OUT* __restrict__ o = out + (r * H + h) * 2 * P;                                     \
+        if (conjugate) {                                                                     \
+            for (int64_t k = 0; k < P; k++) {                                                \
+                M a = (M)load_##IN(xr[2 * k]), bb = (M)load_##IN(xr[2 * k + 1]);             \
+                M c = t[2 * k], d = -t[2 * k + 1];                                           \
+                o[2 * k] = store_##OUT(a * c - bb * d);                                      \
+                o[2 * k + 1] = store_##OUT(a * d + bb * c);                                  \
+            }                                                                                \
+        } else {                                                                             \
+            for (int64_t k = 0; k < P; k++) {                                                \
+                M a = (M)load_##IN(xr[2 * k]), bb = (M)load_##IN(xr[2 * k + 1]);             \
+                M c = t[2 * k], d = t[2 * k + 1];                                            \
+                o[2 * k] = store_##OUT(a * c - bb * d);                                      \
+                o[2 * k + 1] = store_##OUT(a * d + bb * c);                                  \
+            }                                                                                \
+        }                                                                                    \
+    }
+
+/* q [B, S, Hq, 2P] and k [B, S, Hk, 2P] (Hk may be 0) rotated by one table [Bt, S, P, 2],
+   contiguous in the math type (batch stride 0 when shared), in one call. */
+#define ROTARY(IN, M, OUT)                                                                   \
+void rotary_##IN##_##M##_##OUT(const IN* __restrict__ q, OUT* __restrict__ q_out,           \
+        int64_t Hq, int64_t q_sb, int64_t q_ss, int64_t q_sh,                                \
+        const IN* __restrict__ kx, OUT* __restrict__ k_out,                                  \
+        int64_t Hk, int64_t k_sb, int64_t k_ss, int64_t k_sh,                                \
+        const M* __restrict__ table, int64_t t_sb, int64_t B, int64_t S, int64_t P,          \
+        int conjugate, int threads)                                                          \
+{                                                                                            \
+    int64_t rows = B * S;                                                                    \
+    _Pragma("omp parallel for num_threads(threads) if (threads > 1)")                       \
+    for (int64_t r = 0; r < rows; r++) {                                                     \
+        int64_t b = r / S, s = r % S;                                                        \
+        const M* __restrict__ t = table + b * t_sb + s * 2 * P;                              \
+        ROTATE_ROWS(IN, M, OUT, q, q_out, Hq, q_sb, q_ss, q_sh)                              \
+        ROTATE_ROWS(IN, M, OUT, kx, k_out, Hk, k_sb, k_ss, k_sh)                             \
+    }                                                                                        \
+}
+
+#define FOR_OUT(IN, M) ROTARY(IN, M, f32) ROTARY(IN, M, f64) ROTARY(IN, M, bf16) ROTARY(IN, M, f16)
+#define FOR_MATH(IN) FOR_OUT(IN, f32) FOR_OUT(IN, f64)
+extern "C" {
+FOR_MATH(f32) FOR_MATH(f64) FOR_MATH(bf16) FOR_MATH(f16)
+}
+"""
+
+_COMMON_FLAGS = ["-O3", "-shared", "-fPIC", "-ffp-contract=off", "-fno-fast-math", "-x", "c++"]
+# Tried in order: the first set the compiler accepts is used.
+_FLAG_SETS = (
+    ["-march=native", "-mno-fma", "-fopenmp"],  # x86
+    ["-march=native", "-fopenmp"],  # other machines (no x86 -mno-fma)
+    ["-fopenmp"],
+    [],
+)
+
+launch_count = 0  # incremented per call, so tests can prove the C kernel ran
+
+
+def _compiler() -> str:
+    try:
+        from torch._inductor.cpp_builder import get_cpp_compiler
+
+        return get_cpp_compiler()
+    except Exception:  # older or changed Inductor: the usual default
+        return os.environ.get("CXX", "g++")
+
+
+def _cache_dir() -> str:
+    # Inductor's own default cache folder, or the one the user set for it.
+    root = os.environ.get("TORCHINDUCTOR_CACHE_DIR") or os.path.join(
+        tempfile.gettempdir(), "torchinductor_" + _user())
+    path = os.path.join(root, "inductor_complex")
+    os.makedirs(path, exist_ok=True)
+    return path
+
+
+def _user() -> str:
+    try:
+        import getpass
+
+        return getpass.getuser()
+    except Exception:
+        return "user"
+
+
+def _machine_key() -> str:
+    # -march=native code must not be shared between different CPUs.
+    return "|".join((platform.machine(), platform.node(), torch.backends.cpu.get_cpu_capability()))
+
+
+def _build() -> ctypes.CDLL:
+    compiler = _compiler()
+    errors = []
+    for extra in _FLAG_SETS:
+        flags = _COMMON_FLAGS + extra
+        key = hashlib.sha256("\n".join((_SOURCE, compiler, *flags, _machine_key())).encode()).hexdigest()[:24]
+        library = os.path.join(_cache_dir(), f"rotary_cpu_{key}.so")
+        if not os.path.exists(library):
+            fd, source_path = tempfile.mkstemp(suffix=".cpp", dir=_cache_dir())
+            with os.fdopen(fd, "w") as f:
+                f.write(_SOURCE)
+            partial = library + f".{os.getpid()}.tmp"
+            try:
+                result = subprocess.run([compiler, *flags, source_path, "-o", partial],
+                                        capture_output=True, text=True, timeout=300)
+                failure = result.stderr.strip()[:300] if result.returncode else None
+            except (OSError, subprocess.SubprocessError) as error:  # no such compiler, a hang
+                failure = f"{type(error).__name__}: {error}"
+            finally:
+                os.unlink(source_path)
+            if failure is not None:
+                errors.append(f"{' '.join(extra) or 'no extra flags'}: {failure}")
+                continue
+            os.replace(partial, library)  # atomic: another process may build the same file
+        return _bind(ctypes.CDLL(library))
+    raise RuntimeError(f"could not compile the CPU rotary kernel with {compiler}: " + "; ".join(errors))
+
+
+def _bind(lib: ctypes.CDLL) -> ctypes.CDLL:
+    i64, ptr = ctypes.c_int64, ctypes.c_void_p
+    for x_name in _C_TYPES.values():
+        for m_name in MATH_TYPES.values():
+            for out_name in _C_TYPES.values():
+                fn = getattr(lib, f"rotary_{x_name}_{m_name}_{out_name}")
+                fn.argtypes = [ptr, ptr, i64, i64, i64, i64, ptr, ptr, i64, i64, i64, i64,
+                               ptr, i64, i64, i64, i64, ctypes.c_int, ctypes.c_int]
+                fn.restype = None
+    return lib
+
+
+@functools.lru_cache(maxsize=1)
+def _library() -> tuple[Optional[ctypes.CDLL], Optional[str]]:
+    try:
+        return _build(), None
+    except Exception as error:  # no compiler, a read-only cache: the caller falls back
+        return None, f"{type(error).__name__}: {error}"
+
+
+@torch.compiler.assume_constant_result  # Dynamo reads apply_rotary_emb's choice, not the build
+def available() -> bool:
+    """Whether the kernel is built (building it on the first call)."""
+    return _library()[0] is not None
+
+
+def unavailable_reason() -> Optional[str]:
+    return _library()[1]
+
+
+@functools.lru_cache(maxsize=None)
+def _function(x_dtype: torch.dtype, math: torch.dtype, out_dtype: torch.dtype):
+    lib, why = _library()
+    if lib is None:
+        raise RuntimeError(f"the CPU rotary kernel is unavailable: {why}")
+    return getattr(lib, f"rotary_{_C_TYPES[x_dtype]}_{MATH_TYPES[math]}_{_C_TYPES[out_dtype]}")
+
+
+def rotate(q: torch.Tensor, k: Optional[torch.Tensor], table: torch.Tensor,
+           out_dtype: Optional[torch.dtype], conjugate: bool):
+    """``q`` (and ``k``) rotated by ``table``: new contiguous tensors of ``out_dtype``
+    (default: the input's), as ``rotary_embedding`` computes them, in one call.
+
+    ``q`` ``[B, S, Hq, D]`` and ``k`` ``[B, S, Hk, D]`` of one dtype, with any strides
+    but a contiguous head dim; ``table`` ``[Bt, S, D/2, 2]``, ``Bt`` 1 or B. Returns
+    ``(q_out, k_out)``, ``k_out`` None without ``k``. The caller checks the shapes
+    (the ops do, when they are traced); this path is kept short for decode steps.
+    """
+    global launch_count
+    out_dtype = out_dtype or q.dtype
+    math = torch.float64 if table.dtype == torch.float64 else torch.float32
+    fn = _function(q.dtype, math, out_dtype)
+    table = table.to(math).contiguous()  # small: one row per position
+    batch, seq, q_heads, head_dim = q.shape
+    q_out = torch.empty((batch, seq, q_heads, head_dim), dtype=out_dtype)
+    k_heads, k_out, k_strides = 0, None, (0, 0, 0)
+    if k is not None:
+        k_heads = k.shape[2]
+        k_out = torch.empty((batch, seq, k_heads, head_dim), dtype=out_dtype)
+        k_strides = k.stride()[:3]
+    if q.stride(3) != 1 or (k is not None and k.stride(3) != 1):
+        raise ValueError("rotate: q and k need a contiguous head dim")
+    launch_count += 1
+    pairs = batch * seq * (q_heads + k_heads) * head_dim // 2
+    if pairs:
+        threads = torch.get_num_threads() if pairs >= _PARALLEL_GRAIN else 1
+        fn(q.data_ptr(), q_out.data_ptr(), q_heads, *q.stride()[:3],
+           k.data_ptr() if k_heads else None, k_out.data_ptr() if k_heads else None, k_heads, *k_strides,
+           table.data_ptr(), table.stride(0) if table.shape[0] != 1 else 0, batch, seq, head_dim // 2,
+           int(conjugate), threads)
+    return q_out, k_out

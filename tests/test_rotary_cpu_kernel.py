@@ -1,0 +1,125 @@
+"""The CPU rotary kernel (kernels/rotary_cpu.py): eager's numbers bit for bit, and the
+pass sending the rotary idiom to it under torch.compile on CPU."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+from torch._dynamo.utils import counters
+from torch._inductor.utils import run_and_get_code
+
+from inductor_complex import ComplexToRealPass
+from inductor_complex.fallbacks import count_complex_fallbacks
+from inductor_complex.kernels import rotary_cpu
+from inductor_complex.kernels.rotary import rotary_reference_single
+from inductor_complex.llama_rope import apply_rotary_emb_complex, precompute_freqs_cis
+
+pytestmark = pytest.mark.skipif(not rotary_cpu.available(), reason=f"no CPU kernel: {rotary_cpu.unavailable_reason()}")
+
+DTYPES = (torch.float32, torch.bfloat16, torch.float16, torch.float64)
+
+
+@pytest.fixture(autouse=True)
+def no_interpreter(monkeypatch):
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+
+
+def bits(t: torch.Tensor) -> torch.Tensor:
+    return t.view({2: torch.int16, 4: torch.int32, 8: torch.int64}[t.element_size()])
+
+
+def awkward_input(shape, dtype):
+    """Non-contiguous (heads before positions in memory) with specials in the first pairs."""
+    batch, seq, heads, dim = shape
+    x = (torch.randn(batch, heads, seq, dim) * 3).to(dtype).transpose(1, 2)
+    x[0, 0, 0, :6] = torch.tensor([math.inf, math.nan, -0.0, 1e30, 0.0, -math.inf]).to(dtype)
+    return x
+
+
+@pytest.mark.parametrize("conjugate", [False, True])
+@pytest.mark.parametrize("table_dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("x_dtype", DTYPES)
+def test_bit_for_bit_with_the_reference_math(x_dtype, table_dtype, conjugate):
+    q, k = awkward_input((3, 5, 4, 16), x_dtype), awkward_input((3, 5, 2, 16), x_dtype)
+    for table_batch in (1, 3):
+        table = torch.randn(table_batch, 5, 8, 2, dtype=table_dtype)
+        for out_dtype in (None, *DTYPES):
+            q_out, k_out = rotary_cpu.rotate(q, k, table, out_dtype, conjugate)
+            for got, x in ((q_out, q), (k_out, k)):
+                want = rotary_reference_single(x, table, out_dtype, conjugate)
+                assert got.is_contiguous() and got.dtype == want.dtype
+                assert torch.equal(bits(got), bits(want)), (x_dtype, table_dtype, out_dtype, conjugate)
+
+
+def test_many_threads_and_no_k():
+    # Enough pairs to run on several threads (and the single-tensor form).
+    x = torch.randn(2, 64, 8, 64)
+    table = torch.view_as_real(precompute_freqs_cis(64, 64))[None]
+    threads = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        got, none = rotary_cpu.rotate(x, None, table, None, False)
+    finally:
+        torch.set_num_threads(threads)
+    assert none is None
+    assert torch.equal(got, rotary_reference_single(x, table))
+
+
+def test_empty_and_strided_head_dim_refused():
+    empty = torch.randn(0, 3, 2, 8)
+    q_out, k_out = rotary_cpu.rotate(empty, empty, torch.randn(1, 3, 4, 2), None, False)
+    assert q_out.shape == (0, 3, 2, 8) and k_out.shape == (0, 3, 2, 8)
+    with pytest.raises(ValueError, match="contiguous head dim"):
+        rotary_cpu.rotate(torch.randn(1, 3, 2, 16)[..., ::2], None, torch.randn(1, 3, 4, 2), None, False)
+
+
+def test_a_compiler_that_fails_is_a_reason_not_an_error(monkeypatch):
+    monkeypatch.setattr(rotary_cpu, "_compiler", lambda: "/nonexistent/c++")
+    monkeypatch.setattr(rotary_cpu, "_machine_key", lambda: "a machine with no compiler")
+    rotary_cpu._library.cache_clear()
+    try:
+        assert not rotary_cpu.available()
+        assert "could not compile" in rotary_cpu.unavailable_reason()
+    finally:
+        rotary_cpu._library.cache_clear()  # the next call, unpatched, builds it again
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_compiled_llama_rope_runs_the_c_kernel_with_eagers_numbers(dtype):
+    q = torch.randn(2, 16, 4, 32).to(dtype).requires_grad_()
+    k = torch.randn(2, 16, 2, 32).to(dtype).requires_grad_()
+    freqs_cis = precompute_freqs_cis(32, 16)
+    want = apply_rotary_emb_complex(q, k, freqs_cis)
+    cotangents = [torch.randn_like(w) for w in want]
+    want_grads = torch.autograd.grad(want, (q, k), cotangents)
+
+    complex_pass = ComplexToRealPass()  # the default: fused on CPU under torch.compile
+    compiled = torch.compile(apply_rotary_emb_complex, options=complex_pass.inductor_options())
+    launches = rotary_cpu.launch_count
+    with count_complex_fallbacks() as fallbacks:
+        got, (code,) = run_and_get_code(compiled, q, k, freqs_cis)
+    assert rotary_cpu.launch_count == launches + 1  # q and k in one call
+    assert "rotary_embedding_cpu" in code
+    assert fallbacks.beyond_edges == [], fallbacks  # only the table's zero-copy view
+    assert counters["inductor_complex"]["fused"] == 2
+    grads = torch.autograd.grad(got, (q, k), cotangents)
+    assert rotary_cpu.launch_count == launches + 2  # the backward rotates by the conjugate
+    for a, b in zip((*got, *grads), (*want, *want_grads)):
+        assert torch.equal(a, b)
+
+
+def test_aten_graphs_keep_the_generic_rewrite_on_cpu():
+    # AOTInductor hands the pass an aten graph; its C++ runtime cannot call the kernel.
+    class Rope(torch.nn.Module):
+        def forward(self, q, k, freqs_cis):
+            return apply_rotary_emb_complex(q, k, freqs_cis)
+
+    args = (torch.randn(1, 8, 2, 16), torch.randn(1, 8, 1, 16), precompute_freqs_cis(16, 8))
+    graph = torch.export.export(Rope(), args).run_decompositions().graph_module.graph
+    complex_pass = ComplexToRealPass()
+    complex_pass(graph)
+    reasons = [d.reason for d in complex_pass.last_report.decisions if d.action == "fused_refused"]
+    assert reasons and all("aten graph" in r for r in reasons), complex_pass.last_report.format()
+    assert counters["inductor_complex"]["fused"] == 0
