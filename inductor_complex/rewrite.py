@@ -55,6 +55,14 @@ def _leaves(value) -> list:
     return list(value) if isinstance(value, (list, tuple)) else [value]
 
 
+def _has_lazy_bit(value) -> bool:
+    return isinstance(value, torch.Tensor) and value.is_complex() and (value.is_conj() or value.is_neg())
+
+
+def _is_empty_complex(value) -> bool:
+    return isinstance(value, torch.Tensor) and value.is_complex() and statically_known_true(value.numel() == 0)
+
+
 class ComplexRewriter:
     """Rewrites one graph in place. Use :meth:`run`; see the module docstring."""
 
@@ -130,6 +138,17 @@ class ComplexRewriter:
                 # `y.t_()` the graph says y is already transposed, and a pair
                 # held for y would not follow the op. Stock handles it.
                 raise GraphLeftUnchanged(node, describe_target(node), "an in-place op changes a tensor's shape or strides")
+            if node.op == "placeholder" and node.name.startswith("tangents") and _has_lazy_bit(fake_value(node)):
+                # AOTAutograd traces a tangent like its forward output (a conj view
+                # here), but the gradient autograd passes at run time need not carry
+                # the bit; the rewrite reads the storage by the traced bit. Stock's
+                # ops read the bit at run time.
+                raise GraphLeftUnchanged(node, "placeholder", "a tangent traced with the conj or neg bit, which the run-time gradient may lack")
+            if _is_empty_complex(fake_value(node)):
+                # An empty tensor can come with any strides (reflection_pad's backward
+                # gives one), and view_as_complex refuses them: view_as_real's
+                # backward, and Inductor's lowering of a bridge, fail. Stock runs it.
+                raise GraphLeftUnchanged(node, describe_target(node), "an empty complex tensor")
         self.made_into_forward_outputs = _made_into_forward_outputs(self.graph) if self.keep_returned else set()
         self._take_eager_layouts()
         values = [fake_value(node) for node in self.graph.nodes if node.op in ("placeholder", "get_attr")]
@@ -221,6 +240,11 @@ class ComplexRewriter:
                     self._record(node, torch.fx.Proxy(item, self.tracer))
                 self.report.add(node, op, "rewritten")
                 return
+        if node.meta.get("unbacked_bindings"):
+            # (repeat_interleave by a tensor, nonzero, ...) Re-made on the pair, the op would
+            # allocate a second size symbol that nothing binds, and tracing fails.
+            self._keep(node, op, "a data-dependent size: rewritten, it would make a size symbol the graph does not bind")
+            return
         rule = RULES.get(call.name) if call else None
         if self.keep_writes and written_args(node):
             self._keep(node, op, "an in-place write in a functional aten graph (Inductor's copy_ into a mutated input)")

@@ -278,3 +278,59 @@ class GraphModule(torch.nn.Module):
         view_as_real_2: "f32[6, 2]" = torch.ops.aten.view_as_real.default(_fft_c2c);  _fft_c2c = None
         select: "f32[6]" = torch.ops.aten.select.int(view_as_real_2, 1, 0);  view_as_real_2 = None
         return (select,)""")
+
+
+# Graphs the full OpInfo backward sweep found the pass broke (compile errors, not
+# numbers): each is now left to stock where the rewrite cannot hold, and trains.
+
+
+def test_a_data_dependent_size_is_kept_not_remade():
+    # repeat_interleave by a tensor allocates a size symbol; remade on the pair it
+    # allocated a second one that nothing bound, and AOTAutograd's trace failed.
+    from complex_testing import compile_and_compare
+
+    z, repeats = torch.randn(2, 3, 4, dtype=torch.complex64), torch.tensor([0, 1, 2])
+    report, _ = compile_and_compare(lambda z, r: torch.repeat_interleave(z, r, dim=1) * 2, z, repeats, post_grad=True)
+    assert any("data-dependent size" in d.reason for d in report.decisions if d.action == "kept"), report.format()
+
+
+@pytest.mark.parametrize("mode", ["reflect", "circular", "replicate"])
+def test_an_empty_complex_tensor_in_a_training_graph_is_left_to_stock(mode):
+    # reflection_pad's backward hands view_as_real's backward an empty gradient with
+    # strides view_as_complex refuses.
+    from complex_testing import compile_and_compare
+
+    # (Only the forward is compared: the backward of this graph fails in stock
+    # torch.compile too, in Inductor's view_as_real of the empty gradient.)
+    def fn(z):
+        return torch.nn.functional.pad(z, (1, 2), mode=mode) * 2
+
+    z = torch.randn(0, 3, 3, dtype=torch.complex64, requires_grad=True)
+    complex_pass = ComplexToRealPass()
+    out = torch.compile(fn, options=complex_pass.inductor_options(), fullgraph=True)(z)  # traces the joint graph
+    assert_close(out, fn(z))
+    assert "an empty complex tensor" in complex_pass.last_report.format()
+
+
+def test_a_tangent_traced_with_the_conj_bit_is_left_to_stock():
+    # lu_solve(left=False, adjoint=True) returns a lazily conjugated tensor, so its
+    # tangent is traced conj; autograd's run-time gradient is not.
+    A = torch.randn(3, 3, dtype=torch.complex64)
+    LU, pivots = torch.linalg.lu_factor(A)
+    B = torch.randn(2, 3, dtype=torch.complex64)
+    seed = torch.randn(2, 3, dtype=torch.complex64)
+
+    def fn(LU, B):
+        return torch.linalg.lu_solve(LU, pivots, B, adjoint=True, left=False)
+
+    def grads(f):
+        lu, b = LU.clone().requires_grad_(), B.clone().requires_grad_()
+        out = f(lu, b)
+        (out * seed).real.sum().backward()
+        return out, lu.grad, b.grad
+
+    # Through AOTAutograd with Inductor's decompositions and eager kernels: Inductor
+    # itself fails this backward in stock torch.compile too (a fake kernel's strides).
+    got = grads(compile_with_pass(fn, "aot_eager_post_grad"))
+    for a, b in zip(got, grads(fn)):
+        assert_close(a, b, atol=1e-4, rtol=1e-4)
