@@ -1,16 +1,20 @@
-"""Complex ops left to eager's kernel where that was measured faster.
+"""Complex matrix products on CPU through eager's complex BLAS, on the pairs.
 
 On CPU a product of two complex matrices is one BLAS call either way: Inductor
 calls an extern GEMM for real matrices too, so the rewrite buys no fusion.
 Eager's complex BLAS reads the interleaved layout natively and took 0.39 to
 0.78 of the time of four real GEMMs; the fastest real form took 0.55 to 0.90,
 slower in 15 of 16 shape/dtype/mode rows and tied in the last
-(``perf/results/matmul_forms_cpu_2026-11-30.md``). So with
-``ComplexToRealPass(complex_blas_on_cpu=True)``, under ``torch.compile`` on
-CPU, these products stay complex, bridged by zero-copy views. It is off by
-default (the default leaves Inductor nothing complex to run), and exported
-programs and AOTInductor, whose runtimes must not see complex, always
-rewrite them.
+(``perf/results/matmul_forms_cpu_2026-11-30.md``).
+
+So under ``torch.compile`` on CPU such a product becomes
+``inductor_complex::complex_matmul_cpu``: an opaque op that takes and returns
+real ``[..., 2]`` pairs and inside views them as complex for eager's kernel.
+Inductor sees real tensors only, as with any extern GEMM; the op's gradients
+are the same op on the adjoints, so autograd (and a double backward) stays real
+too. Exported programs and AOTInductor, whose runtimes cannot call a Python
+op, always get the real GEMM form. ``ComplexToRealPass(complex_blas_on_cpu=False)``
+turns it off.
 """
 
 from __future__ import annotations
@@ -18,20 +22,84 @@ from __future__ import annotations
 import torch
 import torch.fx
 
-from .values import fake_value
+from .values import Pair, fake_value
 
 MATRIX_PRODUCTS = frozenset({"mm", "bmm", "matmul"})
-REASON = "eager's complex BLAS (CPU; measured faster than the real GEMM forms, perf/results/matmul_forms_cpu_2026-11-30.md)"
+REASON = "eager's complex BLAS on the pairs (CPU; measured faster than the real GEMM forms, perf/results/matmul_forms_cpu_2026-11-30.md)"
+OP_NAME = "inductor_complex::complex_matmul_cpu"
+_SUPPORTED = (torch.complex64, torch.complex128)
 
 
 def faster_in_eager(name: str, node: torch.fx.Node) -> str | None:
-    """Why eager's own kernel should run ``node`` (an op named ``name``), or None."""
+    """Why eager's complex BLAS should run ``node`` (an op named ``name``), or None."""
     if name not in MATRIX_PRODUCTS:
         return None
     result = fake_value(node)
     operands = [fake_value(a) for a in node.args[:2] if isinstance(a, torch.fx.Node)]
-    if not (isinstance(result, torch.Tensor) and result.is_complex() and result.device.type == "cpu"):
+    if not (isinstance(result, torch.Tensor) and result.dtype in _SUPPORTED and result.device.type == "cpu"):
         return None
-    if len(operands) != 2 or not all(isinstance(t, torch.Tensor) and t.is_complex() for t in operands):
+    if len(operands) != 2 or not all(isinstance(t, torch.Tensor) and t.dtype == result.dtype for t in operands):
         return None  # a real operand (eager refuses mixed matmul): nothing of eager's to prefer
+    if any(t.ndim < 2 for t in operands):
+        return None  # matmul of a vector: its gradient shapes differ; the real form serves it
     return REASON
+
+
+def eager_blas_product(a, b, *, out) -> Pair:
+    """The rule for a product :func:`faster_in_eager` chose: the op on the pairs."""
+    return Pair(torch.ops.inductor_complex.complex_matmul_cpu(a.data, b.data), out.dtype, out.ndim)
+
+
+def _as_complex(pair: torch.Tensor, adjoint: bool) -> torch.Tensor:
+    if pair.stride(-1) != 1 or pair.storage_offset() % 2 or any(s % 2 for s in pair.stride()[:-1]):
+        pair = pair.contiguous()  # view_as_complex needs whole complex elements
+    value = torch.view_as_complex(pair)
+    return value.mH if adjoint else value  # a lazy view: BLAS takes the adjoint as a flag
+
+
+def _complex_matmul(a, b, adjoint_a=False, adjoint_b=False):
+    left, right = _as_complex(a, adjoint_a), _as_complex(b, adjoint_b)
+    batch = torch.broadcast_shapes(left.shape[:-2], right.shape[:-2])
+    # BLAS writes straight into a real tensor of our own: the result must not be
+    # a view (of matmul's complex result), or autograd treats it as one.
+    result = a.new_empty((*batch, left.shape[-2], right.shape[-1], 2))
+    torch.matmul(left, right, out=torch.view_as_complex(result))
+    return result
+
+
+def _fake(a, b, adjoint_a=False, adjoint_b=False):
+    left, right = a[..., 0], b[..., 0]
+    left, right = left.mT if adjoint_a else left, right.mT if adjoint_b else right
+    torch._check(left.shape[-1] == right.shape[-2], lambda: f"complex_matmul_cpu: {left.shape} @ {right.shape}")
+    batch = torch.broadcast_shapes(left.shape[:-2], right.shape[:-2])
+    return a.new_empty((*batch, left.shape[-2], right.shape[-1], 2))
+
+
+def _setup_context(ctx, inputs, output) -> None:
+    a, b, adjoint_a, adjoint_b = inputs
+    ctx.save_for_backward(a, b)
+    ctx.adjoints = (adjoint_a, adjoint_b)
+
+
+def _backward(ctx, grad):
+    # For C = X @ Y: dX = G @ Y^H and dY = X^H @ G, with X = A or A^H (Y alike);
+    # a broadcast batch dim sums back to the operand's shape.
+    a, b = ctx.saved_tensors
+    adjoint_a, adjoint_b = ctx.adjoints
+    product = torch.ops.inductor_complex.complex_matmul_cpu
+    grad_a = grad_b = None
+    if ctx.needs_input_grad[0]:
+        grad_a = product(b, grad, adjoint_b, True) if adjoint_a else product(grad, b, False, not adjoint_b)
+        grad_a = grad_a.sum_to_size(a.shape)
+    if ctx.needs_input_grad[1]:
+        grad_b = product(grad, a, True, adjoint_a) if adjoint_b else product(a, grad, not adjoint_a, False)
+        grad_b = grad_b.sum_to_size(b.shape)
+    return grad_a, grad_b, None, None
+
+
+# torch.library.Library rather than custom_op: a call costs ~8 us instead of ~30 us.
+_library = torch.library.Library("inductor_complex", "FRAGMENT")
+_library.define("complex_matmul_cpu(Tensor a, Tensor b, bool adjoint_a=False, bool adjoint_b=False) -> Tensor")
+_library.impl("complex_matmul_cpu", _complex_matmul, "CPU")
+torch.library.register_fake(OP_NAME, _fake, lib=_library)
+torch.library.register_autograd(OP_NAME, _backward, setup_context=_setup_context, lib=_library)

@@ -26,7 +26,7 @@ from torch.fx.experimental.symbolic_shapes import statically_known_true
 from torch.fx.node import map_aggregate, map_arg
 
 from . import composites, strides
-from .eager_kernels import faster_in_eager
+from .eager_kernels import eager_blas_product, faster_in_eager
 from .edges import Edges, GraphLeftUnchanged
 from .graph_meta import FakeRecordingTracer, copy_traced, graph_fake_mode, meta_key, record_fake_value
 from .graph_modes import ambient_modes, modes_by_node
@@ -69,8 +69,8 @@ class ComplexRewriter:
     def __init__(self, graph: torch.fx.Graph, report: Report | None = None, *,
                  keep_writes: bool = False, keep_returned: bool = False, complex_blas_on_cpu: bool = False):
         self.graph = graph
-        # Leave complex matrix products on CPU to eager's complex BLAS (measured
-        # faster, see :mod:`.eager_kernels`); torch.compile's graphs only.
+        # Complex matrix products on CPU go to eager's complex BLAS on the pairs
+        # (measured faster, see :mod:`.eager_kernels`); torch.compile's graphs only.
         self.complex_blas_on_cpu = complex_blas_on_cpu
         # In a functional graph Inductor lowers as it is, the only writes are
         # the epilogue's copy_ into mutated inputs, which its scheduler takes
@@ -262,14 +262,13 @@ class ComplexRewriter:
             return
         faster = faster_in_eager(call.name, node) if self.complex_blas_on_cpu else None
         if faster:
-            self._keep(node, op, faster)
-            return
+            rule = eager_blas_product
         try:
             self._apply(node, call, rule)
         except Unsupported as why:
             self._keep(node, op, str(why))
             return
-        self.report.add(node, op, "rewritten", emitted=len(self.attempt))
+        self.report.add(node, op, "rewritten", faster or "", emitted=len(self.attempt))
 
     def _inline_composite(self, node: Node, op: str) -> bool:
         """Put the aten ops eager decomposes ``node`` into in its place and
