@@ -145,12 +145,12 @@ class ComplexRewriter:
                 # ops read the bit at run time.
                 raise GraphLeftUnchanged(node, "placeholder", "a tangent traced with the conj or neg bit, which the run-time gradient may lack")
             value = fake_value(node)
-            if _is_empty_complex(value) and (value.requires_grad or not self.tracks_grad):
+            if _is_empty_complex(value) and value.requires_grad:
                 # An empty gradient can come with any strides (reflection_pad's
-                # backward gives one), and view_as_complex refuses them: view_as_real's
-                # backward, and Inductor's lowering of a bridge in an aten graph, fail.
-                # Stock runs it. (An empty value no gradient reaches keeps the rules'
-                # own refusals, e.g. prod over an empty dim.)
+                # backward gives one), and view_as_complex refuses them in
+                # view_as_real's backward. Stock runs it. (An empty value that no
+                # gradient reaches is rewritten, or kept by the rules' own refusals,
+                # e.g. prod over an empty dim; aten graphs have no autograd.)
                 raise GraphLeftUnchanged(node, describe_target(node), "an empty complex tensor")
         self.made_into_forward_outputs = _made_into_forward_outputs(self.graph) if self.keep_returned else set()
         self._take_eager_layouts()
