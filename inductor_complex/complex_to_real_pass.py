@@ -44,23 +44,25 @@ class ComplexToRealPass(CustomGraphPass):
         fused_rotary: send the complex rotary-embedding idiom to the fused
             kernel. ``None`` (default) decides per site: on for CUDA tensors
             when Triton works, and for CPU tensors under ``torch.compile``
-            when the C kernel builds (not in aten graphs: AOTInductor's CPU
+            when the C kernel builds and the rotated tensor holds 16384
+            pairs or more (smaller ones measured faster unfused; not in aten graphs: AOTInductor's CPU
             runtime cannot call it). ``True`` forces it, ``False`` turns it off.
         complex_blas_on_cpu: under ``torch.compile``, send products of two
             complex matrices on CPU to eager's complex BLAS through an opaque
             op on the real pairs, measured faster than any real GEMM form
-            (:mod:`.eager_kernels`). ``None`` (default) and ``True``: on;
-            ``False``: the real GEMM form. Exported programs and AOTInductor
-            always get the real form (their runtimes cannot call the op).
+            (:mod:`.eager_kernels`) for large products; off by default, since
+            the op's call costs ~100 us, which lost at 128x128 (perf tables).
+            Exported programs and AOTInductor always get the real GEMM form
+            (their runtimes cannot call the op).
     """
 
     lowers_to_aten = False  # see PostGradComplexToRealPass
 
-    def __init__(self, *, fused_rotary: bool | None = None, complex_blas_on_cpu: bool | None = None):
+    def __init__(self, *, fused_rotary: bool | None = None, complex_blas_on_cpu: bool = False):
         if fused_rotary is not None and not isinstance(fused_rotary, bool):  # 0 == False: not an option
             raise TypeError(f"fused_rotary must be None, True or False, got {fused_rotary!r}")
-        if complex_blas_on_cpu is not None and not isinstance(complex_blas_on_cpu, bool):
-            raise TypeError(f"complex_blas_on_cpu must be None, True or False, got {complex_blas_on_cpu!r}")
+        if not isinstance(complex_blas_on_cpu, bool):
+            raise TypeError(f"complex_blas_on_cpu must be True or False, got {complex_blas_on_cpu!r}")
         self.fused_rotary = fused_rotary
         self.complex_blas_on_cpu = complex_blas_on_cpu
         if fused_rotary is not False:
@@ -104,7 +106,7 @@ class ComplexToRealPass(CustomGraphPass):
     def _rewriter_options(self, graph: torch.fx.Graph) -> dict:
         # Dynamo's graph (torch.compile) carries "example_value"; AOTInductor
         # hands this hook an aten graph, whose runtime must not see complex.
-        return {"complex_blas_on_cpu": self.complex_blas_on_cpu is not False and meta_key(graph) == "example_value"}
+        return {"complex_blas_on_cpu": self.complex_blas_on_cpu and meta_key(graph) == "example_value"}
 
     def aten_decompositions(self) -> dict | None:
         """How the rules' torch-level calls are traced into aten ops, where the
@@ -159,7 +161,7 @@ class PostGradComplexToRealPass(ComplexToRealPass):
 
     lowers_to_aten = True
 
-    def __init__(self, *, complex_blas_on_cpu: bool | None = None):
+    def __init__(self, *, complex_blas_on_cpu: bool = False):
         # (rotary sites are fused before autograd)
         super().__init__(fused_rotary=False, complex_blas_on_cpu=complex_blas_on_cpu)
 
@@ -171,7 +173,7 @@ class PostGradComplexToRealPass(ComplexToRealPass):
         # come (views of a real buffer included). Any other graph returns the
         # caller's tensors, already given eager's aliasing by the pre-grad pass.
         return {"keep_writes": True, "keep_returned": not is_backward_graph(graph),
-                "complex_blas_on_cpu": self.complex_blas_on_cpu is not False and not V.aot_compilation}
+                "complex_blas_on_cpu": self.complex_blas_on_cpu and not V.aot_compilation}
 
 
 def is_backward_graph(graph: torch.fx.Graph) -> bool:

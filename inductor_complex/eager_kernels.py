@@ -7,14 +7,17 @@ Eager's complex BLAS reads the interleaved layout natively and took 0.39 to
 slower in 15 of 16 shape/dtype/mode rows and tied in the last
 (``perf/results/matmul_forms_cpu_2026-11-30.md``).
 
-So under ``torch.compile`` on CPU such a product becomes
+So with ``ComplexToRealPass(complex_blas_on_cpu=True)``, under
+``torch.compile`` on CPU, such a product becomes
 ``inductor_complex::complex_matmul_cpu``: an opaque op that takes and returns
 real ``[..., 2]`` pairs and inside views them as complex for eager's kernel.
 Inductor sees real tensors only, as with any extern GEMM; the op's gradients
 are the same op on the adjoints, so autograd (and a double backward) stays real
-too. Exported programs and AOTInductor, whose runtimes cannot call a Python
-op, always get the real GEMM form. ``ComplexToRealPass(complex_blas_on_cpu=False)``
-turns it off.
+too. It is off by default: a call of the op costs ~100 us (its Python
+autograd and kernel), and at 128x128 (training step, one thread) the op's
+path took 1.92 ms, the real GEMM form 1.55, stock 1.34 and eager 0.92; the
+BLAS gain shows on larger products. Exported programs and AOTInductor, whose
+runtimes cannot call a Python op, always get the real GEMM form.
 """
 
 from __future__ import annotations

@@ -2,10 +2,9 @@
 
 ``eager``; ``stock`` (``torch.compile``); ``pass`` and ``pass_fused``
 (``torch.compile`` with ``ComplexToRealPass``, the fused rotary kernel off /
-on: Triton on CUDA, the C kernel on CPU; complex matrix products on CPU go to
-eager's complex BLAS on the pairs, the pass's default); ``pass_real_gemm`` (the
-pass with ``complex_blas_on_cpu=False``: those products as one real GEMM, for
-the cases that have them, on CPU); ``torch_wrapper`` (stock with torch's own ``enable_complex_wrapper``,
+on: Triton on CUDA, the C kernel on CPU); ``pass_cpu_blas`` (the pass with
+``complex_blas_on_cpu=True``: complex matrix products through eager's complex
+BLAS on the pairs, for the cases that have them, on CPU); ``torch_wrapper`` (stock with torch's own ``enable_complex_wrapper``,
 where the installed torch has it); ``limit`` (the case's limit, compiled).
 
 Each compiled provider gets its own ``torch.compile`` object: Dynamo guards
@@ -23,7 +22,7 @@ from inductor_complex import ComplexToRealPass
 
 from .subjects import Case
 
-PROVIDERS = ("eager", "stock", "pass", "pass_fused", "pass_real_gemm", "torch_wrapper", "limit")
+PROVIDERS = ("eager", "stock", "pass", "pass_fused", "pass_cpu_blas", "torch_wrapper", "limit")
 
 
 class Unavailable(Exception):
@@ -56,12 +55,12 @@ def build(provider: str, case: Case, device: str) -> tuple[Callable, contextlib.
             if not rotary_cpu.available():
                 raise Unavailable(f"the CPU rotary kernel could not be built: {rotary_cpu.unavailable_reason()}")
         return torch.compile(case.forward, options=ComplexToRealPass(fused_rotary=True).inductor_options()), none
-    if provider == "pass_real_gemm":
+    if provider == "pass_cpu_blas":
         if not case.complex_matmul:
             raise Unavailable("no complex matrix product in this case")
         if device != "cpu":
             raise Unavailable("the complex BLAS choice applies on CPU only")
-        complex_pass = ComplexToRealPass(fused_rotary=False, complex_blas_on_cpu=False)
+        complex_pass = ComplexToRealPass(fused_rotary=False, complex_blas_on_cpu=True)
         return torch.compile(case.forward, options=complex_pass.inductor_options()), none
     if provider == "torch_wrapper":
         return torch.compile(case.forward), _torch_wrapper_config()

@@ -113,7 +113,7 @@ def test_rewrite_that_fails_midway_is_undone(monkeypatch):
 def test_generated_code_has_no_complex_kernel_fallback():
     model = BufferRotary(head_dim=8, max_seq=16)
     xq, xk = torch.randn(2, 6, 4, 8), torch.randn(2, 6, 2, 8)
-    for fused in (None, False):  # the default (the CPU kernel for the rope), the generic rewrite
+    for fused in (True, False):  # the CPU kernel for the rope (the default for large ones only), the generic rewrite
         torch._dynamo.reset()
         complex_pass = inductor_complex.ComplexToRealPass(fused_rotary=fused)
         compiled = torch.compile(model, options={"pre_grad_custom_pass": complex_pass})
@@ -121,7 +121,7 @@ def test_generated_code_has_no_complex_kernel_fallback():
             _, (code,) = run_and_get_code(compiled, xq, xk)
         FileCheck().check_not("aten.mul").check_not("view_as_complex").run(code)
         # The rotation is the fused kernel, or generated code: a C++ loop reads the table.
-        FileCheck().check("inductor_complex.rotary_embedding_cpu" if fused is None else "cpp_fused").run(code)
+        FileCheck().check("inductor_complex.rotary_embedding_cpu" if fused else "cpp_fused").run(code)
     # Stock torch.compile, for contrast, calls the complex multiply eagerly.
     torch._dynamo.reset()
     with torch.no_grad():

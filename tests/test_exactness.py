@@ -640,16 +640,16 @@ def test_kept_write_with_grad_into_a_no_grad_view_leaves_the_graph_to_stock():
 
     base = torch.randn(3, 3, dtype=torch.complex128)
     expected = fn(base.conj().clone().requires_grad_().conj())
-    # (The real GEMM form: the CPU default's complex BLAS op returns a tensor of its own.)
-    complex_pass = ComplexToRealPass(fused_rotary=False, complex_blas_on_cpu=False)
+    # (The real GEMM form, the default: complex_blas_on_cpu's op returns a tensor of its own.)
+    complex_pass = ComplexToRealPass(fused_rotary=False)
     compiled = torch.compile(fn, backend=lambda gm, ex: complex_pass(gm.graph) or gm.forward)
     x = base.conj().clone().requires_grad_().conj()
     actual = compiled(x)
     assert_close(actual, expected)
     decision = next(d for r in complex_pass.reports for d in r.decisions if d.action == "kept")
     assert "a view under no_grad" in decision.reason
-    default_pass = ComplexToRealPass(fused_rotary=False)
-    compiled = torch.compile(fn, backend=lambda gm, ex: default_pass(gm.graph) or gm.forward)
+    blas_pass = ComplexToRealPass(fused_rotary=False, complex_blas_on_cpu=True)
+    compiled = torch.compile(fn, backend=lambda gm, ex: blas_pass(gm.graph) or gm.forward)
     assert_close(compiled(base.conj().clone().requires_grad_().conj()), expected)
     assert_close(compile_with_pass(fn, "aot_eager")(base.conj().clone().requires_grad_().conj()), expected)
 

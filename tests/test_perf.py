@@ -50,9 +50,9 @@ def test_every_subject_runs_and_matches_eager(tiny_run):
     assert rows[("rope_train", "limit")]["status"] == "ok"
     assert rows[("llama_1b_decode", "limit")]["reason"] == "rope removed"
     # The complex-BLAS option is timed where it applies, and said not to apply elsewhere.
-    assert rows[("complex_matmul_train", "pass_real_gemm")]["status"] == "ok"
-    assert rows[("complex_matmul_train", "pass_real_gemm")]["max_error"] <= 5e-2
-    assert rows[("rope_train", "pass_real_gemm")]["status"] == "unavailable"
+    assert rows[("complex_matmul_train", "pass_cpu_blas")]["status"] == "ok"
+    assert rows[("complex_matmul_train", "pass_cpu_blas")]["max_error"] <= 5e-2
+    assert rows[("rope_train", "pass_cpu_blas")]["status"] == "unavailable"
 
 
 def test_rows_carry_their_conditions_and_tables_are_written(tiny_run):

@@ -95,7 +95,7 @@ def test_compiled_llama_rope_runs_the_c_kernel_with_eagers_numbers(dtype):
     cotangents = [torch.randn_like(w) for w in want]
     want_grads = torch.autograd.grad(want, (q, k), cotangents)
 
-    complex_pass = ComplexToRealPass()  # the default: fused on CPU under torch.compile
+    complex_pass = ComplexToRealPass(fused_rotary=True)  # (the default fuses only large ropes on CPU)
     compiled = torch.compile(apply_rotary_emb_complex, options=complex_pass.inductor_options())
     launches = rotary_cpu.launch_count
     with count_complex_fallbacks() as fallbacks:

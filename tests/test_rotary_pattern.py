@@ -168,13 +168,26 @@ class GraphModule(torch.nn.Module):
         self.assertEqual(len(_fused(report)), 1)
 
     # ------------------------------------------------------------ negative cases
-    def test_default_mode_fuses_cpu_tensors_into_the_c_kernel(self):
-        table = precompute_freqs_cis(8, 6)
-        gm = dynamo_graph(lambda q, k: llama_apply_rotary_emb(q, k, table), torch.randn(1, 6, 2, 8), torch.randn(1, 6, 2, 8))
+    def test_default_mode_fuses_large_cpu_ropes_into_the_c_kernel(self):
+        table = precompute_freqs_cis(64, 256)  # q and k of 65536 pairs each, above the threshold
+        gm = dynamo_graph(lambda q, k: llama_apply_rotary_emb(q, k, table),
+                          torch.randn(1, 256, 8, 64), torch.randn(1, 256, 8, 64))
         complex_pass = inductor_complex.ComplexToRealPass()  # fused_rotary=None
         complex_pass(gm.graph)
         report = complex_pass.last_report
         self.assertEqual(len(_fused(report)), 2, report.format())
+        self.assertEqual(report.count("bridged") + report.count("kept"), 0)
+
+    def test_default_mode_leaves_small_cpu_ropes_to_the_generic_rewrite(self):
+        # (decode steps: the kernel's call measured slower than Inductor's code)
+        table = precompute_freqs_cis(8, 6)
+        gm = dynamo_graph(lambda q, k: llama_apply_rotary_emb(q, k, table), torch.randn(1, 6, 2, 8), torch.randn(1, 6, 2, 8))
+        complex_pass = inductor_complex.ComplexToRealPass()
+        complex_pass(gm.graph)
+        report = complex_pass.last_report
+        self.assertEqual(len(_fused(report)), 0)
+        self.assertEqual(_refusals(report), ["48 pairs on CPU, below 16384 (or a dynamic size): the kernel's call "
+                                             "measured slower than Inductor's code there; fused_rotary=True forces it"] * 2)
         self.assertEqual(report.count("bridged") + report.count("kept"), 0)
 
     def test_default_mode_without_the_cpu_kernel_leaves_cpu_tensors_to_the_generic_rewrite(self):

@@ -201,6 +201,8 @@ def _kernel_refusal(site: RotarySite, fused_rotary: bool | None, dynamo_graph: b
         if fused_rotary is None and not rotary_cpu.available():
             return (f"the CPU kernel could not be built ({rotary_cpu.unavailable_reason()}); "
                     "fused_rotary=True runs the Triton kernel in its interpreter, slowly")
+        if fused_rotary is None:
+            return _too_small_for_cpu_kernel(fake_value(site.source))
         return None
     if not kernel.HAS_TRITON:
         return "triton is not importable"
@@ -209,6 +211,23 @@ def _kernel_refusal(site: RotarySite, fused_rotary: bool | None, dynamo_graph: b
     if fused_rotary is None and not torch.cuda.is_available():
         return "CUDA is not available"
     return None
+
+
+# Below this many complex elements (pairs) per rotated tensor the CPU kernel's
+# call (tens of microseconds through the dispatcher and autograd) measured slower
+# than Inductor's code for the pair math: decode steps and small layers
+# (perf/results/perf_cpu_quick.md, 2026-12-03: rope_decode, 4096 pairs per q,
+# 0.152 ms fused vs 0.082 unfused; rope_train, 131072 and 32768 pairs for q and
+# k, 0.835 vs 1.21). The threshold lies between the two.
+CPU_KERNEL_MIN_PAIRS = 16384
+
+
+def _too_small_for_cpu_kernel(value: torch.Tensor) -> str | None:
+    pairs = value.numel() if value.is_complex() else value.numel() // 2
+    if statically_known_true(pairs >= CPU_KERNEL_MIN_PAIRS):
+        return None
+    return (f"{pairs} pairs on CPU, below {CPU_KERNEL_MIN_PAIRS} (or a dynamic size): the kernel's call "
+            "measured slower than Inductor's code there; fused_rotary=True forces it")
 
 
 def _pair_up(sites: list[RotarySite], order: dict[Node, int]) -> list[list[RotarySite]]:
