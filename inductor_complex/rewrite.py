@@ -55,10 +55,6 @@ def _leaves(value) -> list:
     return list(value) if isinstance(value, (list, tuple)) else [value]
 
 
-def _has_lazy_bit(value) -> bool:
-    return isinstance(value, torch.Tensor) and value.is_complex() and (value.is_conj() or value.is_neg())
-
-
 def _is_empty_complex(value) -> bool:
     return isinstance(value, torch.Tensor) and value.is_complex() and statically_known_true(value.numel() == 0)
 
@@ -138,13 +134,14 @@ class ComplexRewriter:
                 # `y.t_()` the graph says y is already transposed, and a pair
                 # held for y would not follow the op. Stock handles it.
                 raise GraphLeftUnchanged(node, describe_target(node), "an in-place op changes a tensor's shape or strides")
-            if node.op == "placeholder" and node.name.startswith("tangents") and _has_lazy_bit(fake_value(node)):
+            value = fake_value(node)
+            if node.op == "placeholder" and node.name.startswith("tangents") and is_complex_tensor(value) \
+                    and bits_of(value) != NO_BITS:
                 # AOTAutograd traces a tangent like its forward output (a conj view
                 # here), but the gradient autograd passes at run time need not carry
                 # the bit; the rewrite reads the storage by the traced bit. Stock's
                 # ops read the bit at run time.
                 raise GraphLeftUnchanged(node, "placeholder", "a tangent traced with the conj or neg bit, which the run-time gradient may lack")
-            value = fake_value(node)
             if _is_empty_complex(value) and value.requires_grad:
                 # An empty gradient can come with any strides (reflection_pad's
                 # backward gives one), and view_as_complex refuses them in

@@ -50,12 +50,15 @@ def test_compiled_product_on_cpu_runs_eagers_complex_blas_forward_and_backward(d
 @pytest.mark.parametrize("shapes", [((3, 4, 6), (3, 6, 5)), ((4, 6), (2, 6, 5)), ((2, 1, 4, 6), (3, 6, 5))])
 def test_batched_and_broadcast_products_train_like_eager(shapes):
     a, b = (torch.randn(s, dtype=torch.complex128) for s in shapes)
-    compiled = torch.compile(lambda a, b: (a.mH.mH @ b.conj()).abs(), options=ComplexToRealPass(complex_blas_on_cpu=True).inductor_options())
+    complex_pass = ComplexToRealPass(complex_blas_on_cpu=True)
+    compiled = torch.compile(lambda a, b: (a.mH.mH @ b.conj()).abs(), options=complex_pass.inductor_options())
     inputs = [t.clone().requires_grad_() for t in (a, b)]
     expected_inputs = [t.clone().requires_grad_() for t in (a, b)]
     compiled(*inputs).sum().backward()
     (expected_inputs[0].mH.mH @ expected_inputs[1].conj()).abs().sum().backward()
     assert_close([t.grad for t in inputs], [t.grad for t in expected_inputs])
+    forward = complex_pass.reports[0]
+    assert [d.reason for d in _matmuls(forward)] == [REASON], forward.format()  # the op ran, not the real form
 
 
 def test_the_op_has_a_double_backward():
