@@ -53,6 +53,23 @@ def test_bit_for_bit_with_the_reference_math(x_dtype, table_dtype, conjugate):
                 assert torch.equal(bits(got), bits(want)), (x_dtype, table_dtype, out_dtype, conjugate)
 
 
+@pytest.mark.parametrize("conjugate", [False, True])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16])
+def test_pairs_beyond_the_vector_width_take_the_same_product(dtype, conjugate):
+    # 13 pairs a head: three steps of four pairs, one left to the scalar loop. Eager's
+    # own remainder loop is compiled with fused multiply-adds on some builds, so its
+    # last pairs are no reference here; the product (ac - bd, ad + bc), each step
+    # rounded to float32 as separate torch ops round it, is.
+    x = torch.randn(2, 3, 4, 26).to(dtype)
+    table = torch.randn(1, 3, 13, 2)
+    got, _ = rotary_cpu.rotate(x, None, table, None, conjugate)
+    a, b = x.float().unflatten(-1, (13, 2)).unbind(-1)
+    c, d = table.unsqueeze(2).unbind(-1)
+    d = -d if conjugate else d
+    want = torch.stack((a * c - b * d, a * d + b * c), dim=-1).flatten(-2).to(dtype)
+    assert torch.equal(bits(got), bits(want))
+
+
 def test_many_threads_and_no_k():
     # Enough pairs to run on several threads (and the single-tensor form).
     x = torch.randn(2, 64, 8, 64)

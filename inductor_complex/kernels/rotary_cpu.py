@@ -3,22 +3,26 @@
 Why: Inductor's CPU code cannot vectorize the pair math. Its loops put the
 pair of 2 innermost (below the vector width), and every flat form that would
 vectorize needs loads of ``x[j ± 1]``, which Inductor only emits as masked
-loads (``F.pad``) that measured slower than the scalar loop. A C loop over
-interleaved pairs is vectorized by the compiler with in-register shuffles, as
-eager's complex kernel is, and reads each input once, like the Triton kernel
-on CUDA. Inductor calls it as an opaque op (``rotary_embedding_cpu``), as it
-calls the Triton op on CUDA.
+loads (``F.pad``) that measured slower than the scalar loop. This kernel reads
+each input once, like the Triton kernel on CUDA, and multiplies four pairs per
+AVX2 step with in-register shuffles, as eager's complex kernel does (elsewhere
+the compiler vectorizes the scalar loop as it can). Inductor calls it as an
+opaque op (``rotary_embedding_cpu``), as it calls the Triton op on CUDA.
 
 It is built with the C++ compiler Inductor itself uses (Inductor cannot
 compile for CPU without one) into Inductor's cache folder, keyed by the
-source, the flags and the machine. Numerics are the idiom's, bit for bit
-with eager: the input rounded to float32 (``x.float()``), then promoted to
-float64 for a float64 table; the product is c10's vectorized
-``(ac - bd, ad + bc)`` with no fused multiply-add (``-ffp-contract=off``
-and, on x86, ``-mno-fma``: GCC otherwise turns the interleaved product into
-``vfmaddsub`` even with contraction off); results are rounded to the output
-dtype as eager casts them (bfloat16 and float16 by way of float32, as c10's
-conversions from double go).
+source, the flags and the machine. Numerics are the idiom's: the input
+rounded to float32 (``x.float()``), then promoted to float64 for a float64
+table; the product is c10's vectorized ``(ac - bd, ad + bc)`` with no fused
+multiply-add (``-ffp-contract=off`` and, on x86, ``-mno-fma``: GCC otherwise
+turns the interleaved product into ``vfmaddsub`` even with contraction off);
+results are rounded to the output dtype as eager casts them (bfloat16 and
+float16 by way of float32, as c10's conversions from double go). That is eager
+bit for bit wherever eager's vectorized loop runs, which is every pair when a
+head's pair count is a multiple of eager's chunk of two vectors (8 pairs with
+AVX2, as measured here; head dims 64 and 128 are multiples of either width's);
+eager's remainder loop is compiled with fused multiply-adds on some builds, so
+for the pairs it takes the last bit can differ.
 
 ``available()`` builds it once per process and says whether that worked;
 ``unavailable_reason()`` says why not.
@@ -54,54 +58,102 @@ _SOURCE = r"""
 #include <stdint.h>
 #include <string.h>
 #include <math.h>
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
 
 typedef float f32;
 typedef double f64;
 typedef uint16_t bf16;
 typedef _Float16 f16;
 
-static inline float load_f32(f32 v) { return v; }
-static inline float load_f64(f64 v) { return (float)v; }  /* the idiom's x.float() */
-static inline float load_bf16(bf16 v) { uint32_t u = (uint32_t)v << 16; float f; memcpy(&f, &u, 4); return f; }
-static inline float load_f16(f16 v) { return (float)v; }
+static inline float load(f32 v) { return v; }
+static inline float load(f64 v) { return (float)v; }  /* the idiom's x.float() */
+static inline float load(bf16 v) { uint32_t u = (uint32_t)v << 16; float f; memcpy(&f, &u, 4); return f; }
+static inline float load(f16 v) { return (float)v; }
 
 /* From the math type (overloads, so float math stays float): float64 results reach
    bfloat16/float16 through float32, as c10's casts from double go. */
-static inline f32 store_f32(float v) { return v; }
-static inline f32 store_f32(double v) { return (f32)v; }
-static inline f64 store_f64(float v) { return (f64)v; }
-static inline f64 store_f64(double v) { return v; }
-static inline bf16 store_bf16(float f) {
-    if (isnan(f)) return (bf16)0xFFFF;  /* eager's vectorized cast (c10's scalar one gives 0x7FC0) */
+static inline void put(f32* o, float v) { *o = v; }
+static inline void put(f32* o, double v) { *o = (f32)v; }
+static inline void put(f64* o, float v) { *o = (f64)v; }
+static inline void put(f64* o, double v) { *o = v; }
+static inline void put(bf16* o, float f) {
+    if (isnan(f)) { *o = (bf16)0xFFFF; return; }  /* eager's vectorized cast (c10's scalar one gives 0x7FC0) */
     uint32_t u; memcpy(&u, &f, 4);
-    return (bf16)((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);  /* round to nearest even */
+    *o = (bf16)((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);  /* round to nearest even */
 }
-static inline bf16 store_bf16(double v) { return store_bf16((float)v); }
-static inline f16 store_f16(float v) { return (f16)v; }
-static inline f16 store_f16(double v) { return (f16)(float)v; }
+static inline void put(bf16* o, double v) { put(o, (float)v); }
+static inline void put(f16* o, float v) { *o = (f16)v; }
+static inline void put(f16* o, double v) { *o = (f16)(float)v; }
+
+/* One row of P pairs: o = x * t (or x * conj(t)), t the row's table [P, 2] in the math type.
+   Scalar: each pair as c10's complex product, (ac - bd, ad + bc). */
+template <typename IN, typename M, typename OUT>
+static inline void rotate_pairs(const IN* __restrict__ xr, OUT* __restrict__ o, const M* __restrict__ t,
+                                int64_t begin, int64_t P, int conjugate) {
+    for (int64_t k = begin; k < P; k++) {
+        M a = (M)load(xr[2 * k]), bb = (M)load(xr[2 * k + 1]);
+        M c = t[2 * k], d = conjugate ? -t[2 * k + 1] : t[2 * k + 1];
+        put(o + 2 * k, a * c - bb * d);
+        put(o + 2 * k + 1, a * d + bb * c);
+    }
+}
+
+#if defined(__AVX2__)
+/* Four pairs at once with in-register shuffles, the way c10's Vectorized<complex<float>>
+   multiplies: x * (c, c) addsub swap(x) * (d, d), that is (ac - bd, bc + ad) per pair:
+   the same roundings as the scalar product (no FMA: the intrinsics are not contracted). */
+static inline __m256 load8(const f32* p) { return _mm256_loadu_ps(p); }
+static inline __m256 load8(const bf16* p) {  /* exact: bfloat16 is float32's top half */
+    __m256i wide = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i*)p));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(wide, 16));
+}
+static inline void store8(f32* p, __m256 v) { _mm256_storeu_ps(p, v); }
+static inline void store8(bf16* p, __m256 v) {  /* store_bf16's rounding, eight at once */
+    __m256i u = _mm256_castps_si256(v);
+    __m256i odd = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
+    __m256i rounded = _mm256_srli_epi32(_mm256_add_epi32(u, _mm256_add_epi32(odd, _mm256_set1_epi32(0x7FFF))), 16);
+    __m256i nan = _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+    rounded = _mm256_blendv_epi8(rounded, _mm256_set1_epi32(0xFFFF), nan);
+    __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(rounded, rounded), 0x08);
+    _mm_storeu_si128((__m128i*)p, _mm256_castsi256_si128(packed));
+}
+#if defined(__F16C__)
+static inline __m256 load8(const f16* p) { return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i*)p)); }
+static inline void store8(f16* p, __m256 v) {
+    _mm_storeu_si128((__m128i*)p, _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+}
+#endif
+
+template <typename IN, typename OUT>
+static inline auto rotate_row(const IN* __restrict__ xr, OUT* __restrict__ o, const f32* __restrict__ t,
+                              int64_t P, int conjugate, int) -> decltype(load8(xr), store8(o, __m256()), void()) {
+    const __m256 sign = conjugate ? _mm256_set1_ps(-0.0f) : _mm256_setzero_ps();
+    int64_t k = 0;
+    for (; k + 4 <= P; k += 4) {
+        __m256 x = load8(xr + 2 * k), table = _mm256_loadu_ps(t + 2 * k);
+        __m256 c = _mm256_moveldup_ps(table), d = _mm256_xor_ps(_mm256_movehdup_ps(table), sign);
+        __m256 swapped = _mm256_permute_ps(x, 0xB1);  /* (b, a) per pair */
+        store8(o + 2 * k, _mm256_addsub_ps(_mm256_mul_ps(x, c), _mm256_mul_ps(swapped, d)));
+    }
+    rotate_pairs<IN, f32, OUT>(xr, o, t, k, P, conjugate);
+}
+#endif
+
+/* Every other combination (float64 math or elements, no AVX2): the scalar loop. */
+template <typename IN, typename M, typename OUT>
+static inline void rotate_row(const IN* __restrict__ xr, OUT* __restrict__ o, const M* __restrict__ t,
+                              int64_t P, int conjugate, long) {
+    rotate_pairs<IN, M, OUT>(xr, o, t, 0, P, conjugate);
+}
 
 /* One tensor: x [B, S, H, 2P] (head dim contiguous, other strides any), out [B, S, H, 2P]
-   contiguous; t_row(b, s) is the table row [P, 2] of the math type. */
+   contiguous. The int/long argument ranks the overloads: the vector one where it exists. */
 #define ROTATE_ROWS(IN, M, OUT, x, out, H, x_sb, x_ss, x_sh)                                  \
-    for (int64_t h = 0; h < H; h++) {                                                        \
-        const IN* __restrict__ xr = x + b * x_sb + s * x_ss + h * x_sh;                     \
-        OUT* __restrict__ o = out + (r * H + h) * 2 * P;                                     \
-        if (conjugate) {                                                                     \
-            for (int64_t k = 0; k < P; k++) {                                                \
-                M a = (M)load_##IN(xr[2 * k]), bb = (M)load_##IN(xr[2 * k + 1]);             \
-                M c = t[2 * k], d = -t[2 * k + 1];                                           \
-                o[2 * k] = store_##OUT(a * c - bb * d);                                      \
-                o[2 * k + 1] = store_##OUT(a * d + bb * c);                                  \
-            }                                                                                \
-        } else {                                                                             \
-            for (int64_t k = 0; k < P; k++) {                                                \
-                M a = (M)load_##IN(xr[2 * k]), bb = (M)load_##IN(xr[2 * k + 1]);             \
-                M c = t[2 * k], d = t[2 * k + 1];                                            \
-                o[2 * k] = store_##OUT(a * c - bb * d);                                      \
-                o[2 * k + 1] = store_##OUT(a * d + bb * c);                                  \
-            }                                                                                \
-        }                                                                                    \
-    }
+    for (int64_t h = 0; h < H; h++)                                                          \
+        rotate_row(x + b * x_sb + s * x_ss + h * x_sh, out + (r * H + h) * 2 * P,    \
+                   t, P, conjugate, 0);
 
 /* q [B, S, Hq, 2P] and k [B, S, Hk, 2P] (Hk may be 0) rotated by one table [Bt, S, P, 2],
    contiguous in the math type (batch stride 0 when shared), in one call. */
