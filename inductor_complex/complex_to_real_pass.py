@@ -14,6 +14,7 @@ import functools
 import logging
 import pathlib
 
+import torch
 import torch.fx
 from torch._dynamo.utils import counters
 from torch._inductor.custom_graph_pass import CustomGraphPass, get_hash_for_files
@@ -49,20 +50,21 @@ class ComplexToRealPass(CustomGraphPass):
             runtime cannot call it). ``True`` forces it, ``False`` turns it off.
         complex_blas_on_cpu: under ``torch.compile``, send products of two
             complex matrices on CPU to eager's complex BLAS through an opaque
-            op on the real pairs, measured faster than any real GEMM form
-            (:mod:`.eager_kernels`) for large products; off by default, since
-            the op's call costs ~100 us, which lost at 128x128 (perf tables).
+            op on the real pairs (:mod:`.eager_kernels`). ``None`` (default)
+            does so for products large enough for its faster BLAS to pay for
+            the op's call (static sizes; smaller ones measured faster in the
+            real GEMM form), ``True`` for every one, ``False`` for none.
             Exported programs and AOTInductor always get the real GEMM form
             (their runtimes cannot call the op).
     """
 
     lowers_to_aten = False  # see PostGradComplexToRealPass
 
-    def __init__(self, *, fused_rotary: bool | None = None, complex_blas_on_cpu: bool = False):
+    def __init__(self, *, fused_rotary: bool | None = None, complex_blas_on_cpu: bool | None = None):
         if fused_rotary is not None and not isinstance(fused_rotary, bool):  # 0 == False: not an option
             raise TypeError(f"fused_rotary must be None, True or False, got {fused_rotary!r}")
-        if not isinstance(complex_blas_on_cpu, bool):
-            raise TypeError(f"complex_blas_on_cpu must be True or False, got {complex_blas_on_cpu!r}")
+        if complex_blas_on_cpu is not None and not isinstance(complex_blas_on_cpu, bool):
+            raise TypeError(f"complex_blas_on_cpu must be None, True or False, got {complex_blas_on_cpu!r}")
         self.fused_rotary = fused_rotary
         self.complex_blas_on_cpu = complex_blas_on_cpu
         if fused_rotary is not False:
@@ -92,7 +94,9 @@ class ComplexToRealPass(CustomGraphPass):
         return {"pre_grad_custom_pass": self, "post_grad_custom_pre_pass": self.post_grad}
 
     def _cache_key_parts(self) -> str:
-        return repr((type(self).__name__, sorted(self.options().items())))
+        # The default's matmul choice depends on the thread count (eager_kernels).
+        threads = torch.get_num_threads() if self.complex_blas_on_cpu is None else None
+        return repr((type(self).__name__, sorted(self.options().items()), threads))
 
     def __repr__(self) -> str:
         opts = ", ".join(f"{k}={v!r}" for k, v in self.options().items())
@@ -106,7 +110,7 @@ class ComplexToRealPass(CustomGraphPass):
     def _rewriter_options(self, graph: torch.fx.Graph) -> dict:
         # Dynamo's graph (torch.compile) carries "example_value"; AOTInductor
         # hands this hook an aten graph, whose runtime must not see complex.
-        return {"complex_blas_on_cpu": self.complex_blas_on_cpu and meta_key(graph) == "example_value"}
+        return {"complex_blas_on_cpu": self.complex_blas_on_cpu if meta_key(graph) == "example_value" else False}
 
     def aten_decompositions(self) -> dict | None:
         """How the rules' torch-level calls are traced into aten ops, where the
@@ -161,7 +165,7 @@ class PostGradComplexToRealPass(ComplexToRealPass):
 
     lowers_to_aten = True
 
-    def __init__(self, *, complex_blas_on_cpu: bool = False):
+    def __init__(self, *, complex_blas_on_cpu: bool | None = None):
         # (rotary sites are fused before autograd)
         super().__init__(fused_rotary=False, complex_blas_on_cpu=complex_blas_on_cpu)
 
@@ -173,7 +177,7 @@ class PostGradComplexToRealPass(ComplexToRealPass):
         # come (views of a real buffer included). Any other graph returns the
         # caller's tensors, already given eager's aliasing by the pre-grad pass.
         return {"keep_writes": True, "keep_returned": not is_backward_graph(graph),
-                "complex_blas_on_cpu": self.complex_blas_on_cpu and not V.aot_compilation}
+                "complex_blas_on_cpu": False if V.aot_compilation else self.complex_blas_on_cpu}
 
 
 def is_backward_graph(graph: torch.fx.Graph) -> bool:

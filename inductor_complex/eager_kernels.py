@@ -7,23 +7,29 @@ Eager's complex BLAS reads the interleaved layout natively and took 0.39 to
 slower in 15 of 16 shape/dtype/mode rows and tied in the last
 (``perf/results/matmul_forms_cpu_2026-11-30.md``).
 
-So with ``ComplexToRealPass(complex_blas_on_cpu=True)``, under
-``torch.compile`` on CPU, such a product becomes
+So under ``torch.compile`` on CPU such a product can become
 ``inductor_complex::complex_matmul_cpu``: an opaque op that takes and returns
 real ``[..., 2]`` pairs and inside views them as complex for eager's kernel.
 Inductor sees real tensors only, as with any extern GEMM; the op's gradients
 are the same op on the adjoints, so autograd (and a double backward) stays real
-too. It is off by default: a call of the op costs ~100 us (its Python
-autograd and kernel), and at 128x128 (training step, one thread) the op's
-path took 1.92 ms, the real GEMM form 1.55, stock 1.34 and eager 0.92; the
-BLAS gain shows on larger products. Exported programs and AOTInductor, whose
-runtimes cannot call a Python op, always get the real GEMM form.
+too. Its call costs 0.1-0.2 ms (its Python autograd and kernel), so by default
+(``complex_blas_on_cpu=None``) it takes only products of at least
+``MIN_MACS_PER_THREAD`` multiply-adds per thread, statically. Training steps of
+square complex64 products, one thread (2026-12-03): the real GEMM form against
+the op, 64^3 0.94 / 1.46 ms, 128^3 1.72 / 2.30, 256^3 9.52 / 9.85, 384^3
+25.4 / 24.9, 512^3 68.5 / 60.5 (stock 58.2, eager 58.6). The threshold lies
+above the measured crossover; it scales with torch's thread count, on the
+assumption that the GEMM's time shrinks with threads and the call's does not.
+``True`` sends every product to the op, ``False`` none. Exported programs and
+AOTInductor, whose runtimes cannot call a Python op, always get the real GEMM
+form.
 """
 
 from __future__ import annotations
 
 import torch
 import torch.fx
+from torch.fx.experimental.symbolic_shapes import statically_known_true
 
 from .values import Pair, fake_value
 
@@ -33,8 +39,13 @@ OP_NAME = "inductor_complex::complex_matmul_cpu"
 _SUPPORTED = (torch.complex64, torch.complex128)
 
 
-def faster_in_eager(name: str, node: torch.fx.Node) -> str | None:
-    """Why eager's complex BLAS should run ``node`` (an op named ``name``), or None."""
+# 2^26: 406^3; between 384^3 (the op 2% faster, within noise) and 512^3 (12% faster).
+MIN_MACS_PER_THREAD = 2**26
+
+
+def faster_in_eager(name: str, node: torch.fx.Node, any_size: bool = False) -> str | None:
+    """Why eager's complex BLAS should run ``node`` (an op named ``name``), or None.
+    Unless ``any_size``, only for a product known to be large enough."""
     if name not in MATRIX_PRODUCTS:
         return None
     result = fake_value(node)
@@ -45,7 +56,17 @@ def faster_in_eager(name: str, node: torch.fx.Node) -> str | None:
         return None  # a real operand (eager refuses mixed matmul): nothing of eager's to prefer
     if any(t.ndim < 2 for t in operands):
         return None  # matmul of a vector: its gradient shapes differ; the real form serves it
-    return REASON
+    if any_size:
+        return REASON
+    # Each result element takes K multiply-adds (K: the left operand's last dim).
+    macs = result.numel() * operands[0].shape[-1]
+    if not statically_known_true(macs >= MIN_MACS_PER_THREAD * torch.get_num_threads()):
+        return None
+    return f"{REASON}; {_describe(macs)} multiply-adds, at least {MIN_MACS_PER_THREAD} per thread"
+
+
+def _describe(macs) -> str:
+    return str(macs) if isinstance(macs, int) else f"{macs} (symbolic)"
 
 
 def eager_blas_product(a, b, *, out) -> Pair:

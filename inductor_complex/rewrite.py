@@ -63,10 +63,11 @@ class ComplexRewriter:
     """Rewrites one graph in place. Use :meth:`run`; see the module docstring."""
 
     def __init__(self, graph: torch.fx.Graph, report: Report | None = None, *,
-                 keep_writes: bool = False, keep_returned: bool = False, complex_blas_on_cpu: bool = False):
+                 keep_writes: bool = False, keep_returned: bool = False, complex_blas_on_cpu: bool | None = False):
         self.graph = graph
         # Complex matrix products on CPU go to eager's complex BLAS on the pairs
-        # (measured faster, see :mod:`.eager_kernels`); torch.compile's graphs only.
+        # (measured faster, see :mod:`.eager_kernels`): all (True), the large
+        # ones (None) or none (False); torch.compile's graphs only.
         self.complex_blas_on_cpu = complex_blas_on_cpu
         # In a functional graph Inductor lowers as it is, the only writes are
         # the epilogue's copy_ into mutated inputs, which its scheduler takes
@@ -257,7 +258,9 @@ class ComplexRewriter:
         if node in self.made_into_forward_outputs:
             self._keep(node, op, "returned by a forward graph (its aliasing was fixed before this hook)")
             return
-        faster = faster_in_eager(call.name, node) if self.complex_blas_on_cpu else None
+        faster = None
+        if self.complex_blas_on_cpu is not False:
+            faster = faster_in_eager(call.name, node, any_size=self.complex_blas_on_cpu is True)
         if faster:
             rule = eager_blas_product
         try:

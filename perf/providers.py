@@ -1,10 +1,10 @@
 """The ways of running a case, on one axis.
 
 ``eager``; ``stock`` (``torch.compile``); ``pass`` and ``pass_fused``
-(``torch.compile`` with ``ComplexToRealPass``, the fused rotary kernel off /
-on: Triton on CUDA, the C kernel on CPU); ``pass_cpu_blas`` (the pass with
-``complex_blas_on_cpu=True``: complex matrix products through eager's complex
-BLAS on the pairs, for the cases that have them, on CPU); ``torch_wrapper`` (stock with torch's own ``enable_complex_wrapper``,
+(``torch.compile`` with ``ComplexToRealPass``'s defaults, the fused rotary
+kernel off / on: Triton on CUDA, the C kernel on CPU); ``pass_cpu_blas`` (the
+pass with ``complex_blas_on_cpu=True``: every complex matrix product through
+eager's complex BLAS on the pairs, for the cases that have them, on CPU); ``torch_wrapper`` (stock with torch's own ``enable_complex_wrapper``,
 where the installed torch has it); ``limit`` (the case's limit, compiled).
 
 Each compiled provider gets its own ``torch.compile`` object: Dynamo guards

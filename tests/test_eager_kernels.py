@@ -1,7 +1,8 @@
-"""``complex_blas_on_cpu=True``: complex matrix products on CPU under
-torch.compile go to eager's complex BLAS through an opaque op on the real
-pairs; the real GEMM form by default and wherever a runtime cannot call the
-op (exported programs, AOTInductor)."""
+"""``complex_blas_on_cpu``: complex matrix products on CPU under torch.compile
+go to eager's complex BLAS through an opaque op on the real pairs (``True``:
+all of them; ``None``, the default: the large ones); the real GEMM form
+otherwise and wherever a runtime cannot call the op (exported programs,
+AOTInductor)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import torch
 from complex_testing import aten_graph, assert_close, dynamo_graph
 
 from inductor_complex import ComplexToRealPass, rewrite_exported_program
-from inductor_complex.eager_kernels import REASON
+from inductor_complex.eager_kernels import MIN_MACS_PER_THREAD, REASON
 from inductor_complex.fallbacks import count_complex_fallbacks
 
 
@@ -71,7 +72,7 @@ def test_the_op_has_a_double_backward():
         assert torch.autograd.gradgradcheck(lambda x, y: op(x, y, adjoint_a, adjoint_b), (x, y))
 
 
-def test_by_default_the_product_is_rewritten_as_a_real_gemm():
+def test_by_default_a_small_product_is_rewritten_as_a_real_gemm():
     a, b = _pair()
     gm = dynamo_graph(_product, a, b)
     complex_pass = ComplexToRealPass(fused_rotary=False)
@@ -80,6 +81,26 @@ def test_by_default_the_product_is_rewritten_as_a_real_gemm():
     assert "complex_matmul_cpu" not in str(gm.graph)
     gm.recompile()
     assert_close(gm(a, b), (_product(a, b),))  # (a Dynamo graph returns a tuple)
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_by_default_a_product_from_the_threshold_on_runs_eagers_blas(dynamic):
+    # Rows so that rows x 32 x 32 multiply-adds sit at the threshold, and one row fewer.
+    threshold = MIN_MACS_PER_THREAD * torch.get_num_threads()
+    rows = threshold // (32 * 32)
+    for m, expect_op in ((rows, not dynamic), (rows - 1, False)):
+        a, b = torch.randn(m, 32, dtype=torch.complex64), torch.randn(32, 32, dtype=torch.complex64)
+        gm = dynamo_graph(_product, a, b, dynamic=dynamic)
+        complex_pass = ComplexToRealPass(fused_rotary=False)
+        complex_pass(gm.graph)
+        (decision,) = _matmuls(complex_pass.last_report)
+        assert decision.action == "rewritten"
+        # A symbolic size is not known to be large enough: the real form serves it.
+        assert decision.reason.startswith(REASON) == expect_op, (m, decision.reason)
+        assert ("complex_matmul_cpu" in str(gm.graph)) == expect_op
+        if expect_op:
+            gm.recompile()
+            assert torch.equal(gm(a, b)[0], _product(a, b))  # the same BLAS call: eager's bits
 
 
 def test_aten_graph_of_aotinductor_rewrites_the_product():
@@ -105,6 +126,6 @@ class _Product(torch.nn.Module):
         return _product(a, b)
 
 
-def test_option_must_be_a_bool():
+def test_option_must_be_none_or_a_bool():
     with pytest.raises(TypeError, match="complex_blas_on_cpu"):
         ComplexToRealPass(complex_blas_on_cpu=1)
