@@ -62,11 +62,7 @@ def faster_in_eager(name: str, node: torch.fx.Node, any_size: bool = False) -> s
     macs = result.numel() * operands[0].shape[-1]
     if not statically_known_true(macs >= MIN_MACS_PER_THREAD * torch.get_num_threads()):
         return None
-    return f"{REASON}; {_describe(macs)} multiply-adds, at least {MIN_MACS_PER_THREAD} per thread"
-
-
-def _describe(macs) -> str:
-    return str(macs) if isinstance(macs, int) else f"{macs} (symbolic)"
+    return f"{REASON}; {macs} multiply-adds, at least {MIN_MACS_PER_THREAD} per thread"
 
 
 def eager_blas_product(a, b, *, out) -> Pair:

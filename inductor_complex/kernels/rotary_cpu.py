@@ -110,7 +110,7 @@ static inline __m256 load8(const bf16* p) {  /* exact: bfloat16 is float32's top
     return _mm256_castsi256_ps(_mm256_slli_epi32(wide, 16));
 }
 static inline void store8(f32* p, __m256 v) { _mm256_storeu_ps(p, v); }
-static inline void store8(bf16* p, __m256 v) {  /* store_bf16's rounding, eight at once */
+static inline void store8(bf16* p, __m256 v) {  /* put()'s bfloat16 rounding, eight at once */
     __m256i u = _mm256_castps_si256(v);
     __m256i odd = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
     __m256i rounded = _mm256_srli_epi32(_mm256_add_epi32(u, _mm256_add_epi32(odd, _mm256_set1_epi32(0x7FFF))), 16);
@@ -150,9 +150,9 @@ static inline void rotate_row(const IN* __restrict__ xr, OUT* __restrict__ o, co
 
 /* One tensor: x [B, S, H, 2P] (head dim contiguous, other strides any), out [B, S, H, 2P]
    contiguous. The int/long argument ranks the overloads: the vector one where it exists. */
-#define ROTATE_ROWS(IN, M, OUT, x, out, H, x_sb, x_ss, x_sh)                                  \
+#define ROTATE_ROWS(x, out, H, x_sb, x_ss, x_sh)                                             \
     for (int64_t h = 0; h < H; h++)                                                          \
-        rotate_row(x + b * x_sb + s * x_ss + h * x_sh, out + (r * H + h) * 2 * P,    \
+        rotate_row(x + b * x_sb + s * x_ss + h * x_sh, out + (r * H + h) * 2 * P,             \
                    t, P, conjugate, 0);
 
 /* q [B, S, Hq, 2P] and k [B, S, Hk, 2P] (Hk may be 0) rotated by one table [Bt, S, P, 2],
@@ -170,8 +170,8 @@ void rotary_##IN##_##M##_##OUT(const IN* __restrict__ q, OUT* __restrict__ q_out
     for (int64_t r = 0; r < rows; r++) {                                                     \
         int64_t b = r / S, s = r % S;                                                        \
         const M* __restrict__ t = table + b * t_sb + s * 2 * P;                              \
-        ROTATE_ROWS(IN, M, OUT, q, q_out, Hq, q_sb, q_ss, q_sh)                              \
-        ROTATE_ROWS(IN, M, OUT, kx, k_out, Hk, k_sb, k_ss, k_sh)                             \
+        ROTATE_ROWS(q, q_out, Hq, q_sb, q_ss, q_sh)                                          \
+        ROTATE_ROWS(kx, k_out, Hk, k_sb, k_ss, k_sh)                                         \
     }                                                                                        \
 }
 
