@@ -70,6 +70,19 @@ def test_pairs_beyond_the_vector_width_take_the_same_product(dtype, conjugate):
     assert torch.equal(bits(got), bits(want))
 
 
+@pytest.mark.parametrize("conjugate", [False, True])
+@pytest.mark.parametrize("x_dtype", DTYPES)
+@pytest.mark.parametrize("head_dim", [32, 64, 128])
+def test_head_dims_with_their_own_unrolled_copy_match_the_reference(head_dim, x_dtype, conjugate):
+    # Head dims 32, 64 and 128 run copies of the kernel compiled for that pair count.
+    q, k = awkward_input((2, 3, 3, head_dim), x_dtype), awkward_input((2, 3, 1, head_dim), x_dtype)
+    table = torch.randn(2, 3, head_dim // 2, 2)
+    q_out, k_out = rotary_cpu.rotate(q, k, table, None, conjugate)
+    for got, x in ((q_out, q), (k_out, k)):
+        want = rotary_reference_single(x, table, None, conjugate)
+        assert torch.equal(bits(got), bits(want)), (head_dim, x_dtype, conjugate)
+
+
 def test_many_threads_and_no_k():
     # Enough pairs to run on several threads (and the single-tensor form).
     x = torch.randn(2, 64, 8, 64)
