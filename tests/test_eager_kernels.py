@@ -72,6 +72,32 @@ def test_the_op_has_a_double_backward():
         assert torch.autograd.gradgradcheck(lambda x, y: op(x, y, adjoint_a, adjoint_b), (x, y))
 
 
+@pytest.mark.parametrize("batch", [(), (3,)])
+def test_the_ops_adjoint_products_are_eagers_bits_and_copy_nothing(batch):
+    # Gradients are products with an adjoint operand. Called below the op's autograd
+    # kernel, matmul copied a conjugated operand first, where eager's mm takes it as a flag.
+    from torch.profiler import profile
+
+    op = torch.ops.inductor_complex.complex_matmul_cpu
+    a = torch.randn(*batch, 5, 5, dtype=torch.complex64, requires_grad=True)
+    b = torch.randn(*batch, 5, 5, dtype=torch.complex64, requires_grad=True)
+    for adjoint_a, adjoint_b in [(False, False), (True, False), (False, True), (True, True)]:
+        left, right = (a.mH if adjoint_a else a), (b.mH if adjoint_b else b)
+        with torch.no_grad():  # as compiled code calls it, on views of leaves that need grad
+            pairs = torch.view_as_real(a), torch.view_as_real(b)
+            with profile() as ours:
+                result = op(*pairs, adjoint_a, adjoint_b)
+            with profile() as eagers:
+                expected = torch.view_as_real(left @ right)
+        assert torch.equal(result, expected), (adjoint_a, adjoint_b)
+        # No copy beyond eager's own (its bmm resolves a conjugated operand; its mm does not).
+        assert _copies(ours) == _copies(eagers), (adjoint_a, adjoint_b)
+
+
+def _copies(prof) -> list[str]:
+    return [e.name for e in prof.events() if e.name in ("aten::clone", "aten::copy_")]
+
+
 def test_by_default_a_small_product_is_rewritten_as_a_real_gemm():
     a, b = _pair()
     gm = dynamo_graph(_product, a, b)
