@@ -73,7 +73,7 @@ def test_the_op_has_a_double_backward():
 
 
 @pytest.mark.parametrize("batch", [(), (3,)])
-def test_the_ops_adjoint_products_are_eagers_bits_and_copy_nothing(batch):
+def test_the_ops_adjoint_products_are_eagers_bits_and_copy_no_more_than_eager(batch):
     # Gradients are products with an adjoint operand. Called below the op's autograd
     # kernel, matmul copied a conjugated operand first, where eager's mm takes it as a flag.
     from torch.profiler import profile
@@ -83,7 +83,7 @@ def test_the_ops_adjoint_products_are_eagers_bits_and_copy_nothing(batch):
     b = torch.randn(*batch, 5, 5, dtype=torch.complex64, requires_grad=True)
     for adjoint_a, adjoint_b in [(False, False), (True, False), (False, True), (True, True)]:
         left, right = (a.mH if adjoint_a else a), (b.mH if adjoint_b else b)
-        with torch.no_grad():  # as compiled code calls it, on views of leaves that need grad
+        with torch.no_grad():  # compiled code calls the op without grad
             pairs = torch.view_as_real(a), torch.view_as_real(b)
             with profile() as ours:
                 result = op(*pairs, adjoint_a, adjoint_b)
