@@ -153,3 +153,15 @@ def test_aten_graphs_keep_the_generic_rewrite_on_cpu():
     reasons = [d.reason for d in complex_pass.last_report.decisions if d.action == "fused_refused"]
     assert reasons and all("aten graph" in r for r in reasons), complex_pass.last_report.format()
     assert counters["inductor_complex"]["fused"] == 0
+
+
+@pytest.mark.parametrize("allocate", ["via_inductor", "via_torch"])
+def test_both_output_allocators_give_rotate_a_contiguous_tensor_of_the_shape_and_dtype(allocate):
+    # rotate allocates through Inductor's private _empty_strided_cpu, or torch.empty
+    # where a torch release lacks it: the kernel writes both as one contiguous block.
+    if allocate == "via_inductor" and rotary_cpu._EMPTY_STRIDED_CPU is None:
+        pytest.skip("this torch has no _empty_strided_cpu")
+    empty = getattr(rotary_cpu, f"_empty_contiguous_{allocate}")
+    out = empty(torch.Size((2, 3, 5, 8)), torch.bfloat16)
+    assert (tuple(out.shape), out.stride(), out.dtype) == ((2, 3, 5, 8), (120, 40, 8, 1), torch.bfloat16)
+    assert out.device.type == "cpu" and out.storage_offset() == 0
