@@ -358,7 +358,7 @@ def _empty_contiguous_via_inductor(shape, dtype):
 # The allocator Inductor's own generated code calls: about 1 us a call against 2-3 us
 # for torch.empty's argument parsing, which decode steps pay twice per call. Private, so
 # torch.empty where a torch release lacks it.
-_EMPTY_STRIDED_CPU = getattr(getattr(torch._C, "_dynamo", None) and torch._C._dynamo.guards, "_empty_strided_cpu", None)
+_EMPTY_STRIDED_CPU = getattr(getattr(getattr(torch._C, "_dynamo", None), "guards", None), "_empty_strided_cpu", None)
 _empty_contiguous = _empty_contiguous_via_inductor if _EMPTY_STRIDED_CPU else _empty_contiguous_via_torch
 
 
