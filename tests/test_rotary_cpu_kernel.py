@@ -162,6 +162,6 @@ def test_both_output_allocators_give_rotate_a_contiguous_tensor_of_the_shape_and
     if allocate == "via_inductor" and rotary_cpu._EMPTY_STRIDED_CPU is None:
         pytest.skip("this torch has no _empty_strided_cpu")
     empty = getattr(rotary_cpu, f"_empty_contiguous_{allocate}")
-    out = empty(torch.Size((2, 3, 5, 8)), torch.bfloat16)
+    out = empty((2, 3, 5, 8), torch.bfloat16)
     assert (tuple(out.shape), out.stride(), out.dtype) == ((2, 3, 5, 8), (120, 40, 8, 1), torch.bfloat16)
     assert out.device.type == "cpu" and out.storage_offset() == 0

@@ -350,9 +350,9 @@ def _empty_contiguous_via_torch(shape, dtype):
     return torch.empty(shape, dtype=dtype)
 
 
-def _empty_contiguous_via_inductor(shape, dtype):
-    batch, seq, heads, head_dim = shape
-    return _EMPTY_STRIDED_CPU((batch, seq, heads, head_dim), (seq * heads * head_dim, heads * head_dim, head_dim, 1), dtype)
+def _empty_contiguous_via_inductor(shape: tuple, dtype):
+    _, seq, heads, head_dim = shape  # a tuple: the allocator takes no torch.Size
+    return _EMPTY_STRIDED_CPU(shape, (seq * heads * head_dim, heads * head_dim, head_dim, 1), dtype)
 
 
 # The allocator Inductor's own generated code calls: about 1 us a call against 2-3 us
@@ -379,11 +379,11 @@ def rotate(q: torch.Tensor, k: Optional[torch.Tensor], table: torch.Tensor,
     if table.dtype != math or not table.is_contiguous():
         table = table.to(math).contiguous()  # small: one row per position
     batch, seq, q_heads, head_dim = q.shape
-    q_out = _empty_contiguous(q.shape, dtype=out_dtype)
+    q_out = _empty_contiguous((batch, seq, q_heads, head_dim), dtype=out_dtype)
     k_heads, k_out, k_strides = 0, None, (0, 0, 0)
     if k is not None:
         k_heads = k.shape[2]
-        k_out = _empty_contiguous(k.shape, dtype=out_dtype)
+        k_out = _empty_contiguous((batch, seq, k_heads, head_dim), dtype=out_dtype)
         k_strides = k.stride()[:3]
     if q.stride(3) != 1 or (k is not None and k.stride(3) != 1):
         raise ValueError("rotate: q and k need a contiguous head dim")
