@@ -4,6 +4,10 @@ pass sending the rotary idiom to it under torch.compile on CPU."""
 from __future__ import annotations
 
 import math
+import os
+import pathlib
+import subprocess
+import sys
 
 import pytest
 import torch
@@ -127,17 +131,71 @@ def test_compiled_llama_rope_runs_the_c_kernel_with_eagers_numbers(dtype):
 
     complex_pass = ComplexToRealPass(fused_rotary=True)  # (the default fuses only large ropes on CPU)
     compiled = torch.compile(apply_rotary_emb_complex, options=complex_pass.inductor_options())
-    launches = rotary_cpu.launch_count
+    launches = rotary_cpu.launches()
     with count_complex_fallbacks() as fallbacks:
         got, (code,) = run_and_get_code(compiled, q, k, freqs_cis)
-    assert rotary_cpu.launch_count == launches + 1  # q and k in one call
+    assert rotary_cpu.launches() == launches + 1  # q and k in one call
     assert "rotary_embedding_cpu" in code
     assert fallbacks.beyond_edges == [], fallbacks  # only the table's zero-copy view
     assert counters["inductor_complex"]["fused"] == 2
     grads = torch.autograd.grad(got, (q, k), cotangents)
-    assert rotary_cpu.launch_count == launches + 2  # the backward rotates by the conjugate
+    assert rotary_cpu.launches() == launches + 2  # the backward rotates by the conjugate
     for a, b in zip((*got, *grads), (*want, *want_grads)):
         assert torch.equal(a, b)
+
+
+def test_compiled_code_calls_the_kernel_from_cpp_without_python_between():
+    if not rotary_cpu.op_kernel_registered():
+        pytest.skip(f"the C++ registration was not built: {rotary_cpu.op_kernel_unregistered_reason()}")
+    q, k = torch.randn(1, 4, 2, 16), torch.randn(1, 4, 1, 16)
+    freqs_cis = precompute_freqs_cis(16, 4)
+    compiled = torch.compile(apply_rotary_emb_complex,
+                             options=ComplexToRealPass(fused_rotary=True).inductor_options())
+    python_calls, all_calls = rotary_cpu.launch_count, rotary_cpu.launches()
+    got = compiled(q, k, freqs_cis)
+    assert rotary_cpu.launches() == all_calls + 1 and rotary_cpu.launch_count == python_calls
+    for a, b in zip(got, apply_rotary_emb_complex(q, k, freqs_cis)):
+        assert torch.equal(a, b)
+
+
+def test_cpp_op_errors_name_the_mismatch():
+    if not rotary_cpu.op_kernel_registered():
+        pytest.skip(f"the C++ registration was not built: {rotary_cpu.op_kernel_unregistered_reason()}")
+    q, table = torch.randn(1, 3, 2, 8), torch.randn(1, 3, 4, 2)
+    with pytest.raises(RuntimeError, match="does not match the table"):
+        torch.ops.inductor_complex.rotary_embedding_single_cpu(q, torch.randn(1, 5, 4, 2))
+    with pytest.raises(RuntimeError, match="unsupported dtype"):
+        torch.ops.inductor_complex.rotary_embedding_single_cpu(q.to(torch.int32), table)
+    with pytest.raises(RuntimeError, match="4-d CPU tensor"):
+        torch.ops.inductor_complex.rotary_embedding_single_cpu(q[0], table)
+
+
+def test_without_the_cpp_build_the_python_kernels_serve_compiled_code():
+    """A torch without headers (or a compiler that cannot build against them): the plain
+    C kernel behind the ops' Python kernels, with eager's numbers and gradients."""
+    script = (
+        "import torch\n"
+        "from inductor_complex import ComplexToRealPass\n"
+        "from inductor_complex.kernels import rotary_cpu\n"
+        "from inductor_complex.llama_rope import apply_rotary_emb_complex, precompute_freqs_cis\n"
+        "def no_headers(): raise RuntimeError('no torch headers (the test says so)')\n"
+        "rotary_cpu._build_op_library = no_headers\n"
+        "assert rotary_cpu.available() and not rotary_cpu.op_kernel_registered()\n"
+        "assert 'no torch headers' in rotary_cpu.op_kernel_unregistered_reason()\n"
+        "q = torch.randn(2, 4, 2, 16, requires_grad=True); k = torch.randn(2, 4, 1, 16, requires_grad=True)\n"
+        "f = precompute_freqs_cis(16, 4)\n"
+        "c = torch.compile(apply_rotary_emb_complex, options=ComplexToRealPass(fused_rotary=True).inductor_options())\n"
+        "got, want = c(q, k, f), apply_rotary_emb_complex(q, k, f)\n"
+        "assert rotary_cpu.launch_count == 1, 'the Python kernel did not run the C kernel'\n"
+        "g = [torch.ones_like(x) for x in want]\n"
+        "pairs = zip((*got, *torch.autograd.grad(got, (q, k), g)), (*want, *torch.autograd.grad(want, (q, k), g)))\n"
+        "assert all(torch.equal(a, b) for a, b in pairs)\n"
+        "print('ok')\n"
+    )
+    env = {key: value for key, value in os.environ.items() if key != "TRITON_INTERPRET"}
+    env["PYTHONPATH"] = str(pathlib.Path(__file__).resolve().parents[1])
+    result = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0 and "ok" in result.stdout, result.stderr[-3000:]
 
 
 def test_aten_graphs_keep_the_generic_rewrite_on_cpu():

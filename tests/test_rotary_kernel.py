@@ -388,9 +388,9 @@ def test_apply_rotary_emb_without_interpreter_uses_the_c_kernel(monkeypatch):
         pytest.skip("CUDA tensors always use the Triton kernel")
     monkeypatch.delenv("TRITON_INTERPRET")
     xq, xk, freqs = rand(1, 2, 2, 8), rand(1, 2, 1, 8), make_freqs_cis(2, 4)
-    launches, c_launches = rotary.launch_count, rotary_cpu.launch_count
+    launches, c_launches = rotary.launch_count, rotary_cpu.launches()
     got = apply_rotary_emb(xq, xk, freqs)
-    assert rotary.launch_count == launches and rotary_cpu.launch_count == c_launches + 1
+    assert rotary.launch_count == launches and rotary_cpu.launches() == c_launches + 1
     for g, w in zip(got, llama_apply_rotary_emb(xq, xk, freqs)):
         # (4 pairs: eager's scalar loop, which contracts into FMA; bit for bit with
         # its vectorized loop is in test_rotary_cpu_kernel.py)
@@ -402,9 +402,9 @@ def test_apply_rotary_emb_without_any_cpu_kernel_uses_reference(monkeypatch):
         pytest.skip("CUDA tensors always use the Triton kernel")
     without_cpu_kernels(monkeypatch)
     xq, xk, freqs = rand(1, 2, 2, 8), rand(1, 2, 1, 8), make_freqs_cis(2, 4)
-    launches, c_launches = rotary.launch_count, rotary_cpu.launch_count
+    launches, c_launches = rotary.launch_count, rotary_cpu.launches()
     got = apply_rotary_emb(xq, xk, freqs)
-    assert rotary.launch_count == launches and rotary_cpu.launch_count == c_launches
+    assert rotary.launch_count == launches and rotary_cpu.launches() == c_launches
     for g, w in zip(got, llama_apply_rotary_emb(xq, xk, freqs)):
         assert_close(g, w)
 
@@ -456,7 +456,7 @@ def test_api_imports_and_falls_back_without_triton():
         "f = torch.polar(torch.ones(2, 4), torch.randn(2, 4))\n"
         "print(apply_rotary_emb(q, k, f)[0].shape)\n"
         "from inductor_complex.kernels import rotary_cpu\n"
-        "assert rotary_cpu.launch_count == 1, 'the C kernel did not run'\n"
+        "assert rotary_cpu.launches() == 1, 'the C kernel did not run'\n"
     )
     env = dict(os.environ, PYTHONPATH=str(REPO_ROOT), TRITON_INTERPRET="1")
     result = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)

@@ -460,15 +460,22 @@ def _fake_single(x, table, out_dtype=None, conjugate=False):
     return torch.empty(x.shape, dtype=out_dtype or x.dtype, device=x.device)
 
 
+def _check_cpu_twin_device(x: torch.Tensor) -> None:
+    # Registered for every backend (see below), but only CPU sites emit these ops.
+    torch._check(x.device.type == "cpu", lambda: f"rotary_embedding_cpu: tensors on {x.device}, not CPU")
+
+
 def _cpu_twin_pair(q, k, table, out_dtype=None, conjugate=False):
     # Called from compiled code, whose trace already checked the arguments (the op's
     # body ran on fake tensors): no checks again on a path that decode steps take.
+    _check_cpu_twin_device(q)
     if _cpu_runs_interpreter():
         return _rotary_embedding(q, k, table, out_dtype, conjugate)
     return rotary_cpu.rotate(_head_dim_contiguous(q), _head_dim_contiguous(k), table, out_dtype, conjugate)
 
 
 def _cpu_twin_single(x, table, out_dtype=None, conjugate=False):
+    _check_cpu_twin_device(x)
     if _cpu_runs_interpreter():
         return _rotary_embedding_single(x, table, out_dtype, conjugate)
     return rotary_cpu.rotate(_head_dim_contiguous(x), None, table, out_dtype, conjugate)[0]
@@ -476,14 +483,17 @@ def _cpu_twin_single(x, table, out_dtype=None, conjugate=False):
 
 # CPU twins for torch.compile, which Inductor calls as opaque ops. Registered with
 # torch.library.Library rather than custom_op: a call costs ~8 us instead of ~30 us.
+# Their Python kernels take CompositeExplicitAutograd, below the CPU kernel that the
+# C++ build registers when it loads (rotary_cpu_op): that one serves CPU tensors from
+# then on, these before it loads or where it could not be built.
 _cpu_twins = torch.library.Library("inductor_complex", "FRAGMENT")
 _cpu_twins.define(
     "rotary_embedding_cpu(Tensor q, Tensor k, Tensor table, ScalarType? out_dtype=None, bool conjugate=False)"
     " -> (Tensor, Tensor)")
 _cpu_twins.define(
     "rotary_embedding_single_cpu(Tensor x, Tensor table, ScalarType? out_dtype=None, bool conjugate=False) -> Tensor")
-_cpu_twins.impl("rotary_embedding_cpu", _cpu_twin_pair, "CPU")
-_cpu_twins.impl("rotary_embedding_single_cpu", _cpu_twin_single, "CPU")
+_cpu_twins.impl("rotary_embedding_cpu", _cpu_twin_pair, "CompositeExplicitAutograd")
+_cpu_twins.impl("rotary_embedding_single_cpu", _cpu_twin_single, "CompositeExplicitAutograd")
 torch.library.register_fake(f"{OP_NAME}_cpu", _fake_pair, lib=_cpu_twins)
 torch.library.register_fake(f"{SINGLE_OP_NAME}_cpu", _fake_single, lib=_cpu_twins)
 

@@ -24,8 +24,13 @@ AVX2, as measured here; head dims 64 and 128 are multiples of either width's);
 eager's remainder loop is compiled with fused multiply-adds on some builds, so
 for the pairs it takes the last bit can differ.
 
+It is built with the running torch's headers when it can be, and then
+registers itself as the CPU kernel of the ops compiled code calls
+(:mod:`.rotary_cpu_op`: no Python between the dispatcher and the kernel);
+else as a plain library that :func:`rotate` calls through ctypes.
 ``available()`` builds it once per process and says whether that worked;
-``unavailable_reason()`` says why not.
+``unavailable_reason()`` says why not; ``op_kernel_registered()`` says which
+of the two was built.
 """
 
 from __future__ import annotations
@@ -280,32 +285,63 @@ def _machine_key() -> str:
     return "|".join((platform.machine(), platform.node(), torch.backends.cpu.get_cpu_capability()))
 
 
-def _build() -> ctypes.CDLL:
+def _compile(name: str, source: str, front: list, back: list, remember_failures: bool = False) -> str:
+    """Path of ``source`` built as a shared library (cached); raises with the
+    compiler's complaint for each flag set tried. ``remember_failures``: a build
+    that failed once is not retried (for optional builds, which cost seconds)."""
     compiler = _compiler()
     errors = []
     for extra in _FLAG_SETS:
-        flags = _COMMON_FLAGS + extra
-        key = hashlib.sha256("\n".join((_SOURCE, compiler, *flags, _machine_key())).encode()).hexdigest()[:24]
-        library = os.path.join(_cache_dir(), f"rotary_cpu_{key}.so")
-        if not os.path.exists(library):
-            fd, source_path = tempfile.mkstemp(suffix=".cpp", dir=_cache_dir())
-            with os.fdopen(fd, "w") as f:
-                f.write(_SOURCE)
-            partial = library + f".{os.getpid()}.tmp"
-            try:
-                result = subprocess.run([compiler, *flags, source_path, "-o", partial],
-                                        capture_output=True, text=True, timeout=300)
-                failure = result.stderr.strip()[:300] if result.returncode else None
-            except (OSError, subprocess.SubprocessError) as error:  # no such compiler, a hang
-                failure = f"{type(error).__name__}: {error}"
-            finally:
-                os.unlink(source_path)
-            if failure is not None:
-                errors.append(f"{' '.join(extra) or 'no extra flags'}: {failure}")
-                continue
+        flags = _COMMON_FLAGS + extra + front
+        key = hashlib.sha256("\n".join((source, compiler, *flags, *back, _machine_key())).encode()).hexdigest()[:24]
+        library = os.path.join(_cache_dir(), f"{name}_{key}.so")
+        if os.path.exists(library):
+            return library
+        if remember_failures and os.path.exists(library + ".failed"):
+            with open(library + ".failed") as f:
+                errors.append(f.read())
+            continue
+        fd, source_path = tempfile.mkstemp(suffix=".cpp", dir=_cache_dir())
+        with os.fdopen(fd, "w") as f:
+            f.write(source)
+        partial = library + f".{os.getpid()}.tmp"
+        try:
+            result = subprocess.run([compiler, *flags, source_path, "-o", partial, *back],
+                                    capture_output=True, text=True, timeout=300)
+            failure = result.stderr.strip()[:300] if result.returncode else None
+        except (OSError, subprocess.SubprocessError) as error:  # no such compiler, a hang
+            failure = f"{type(error).__name__}: {error}"
+        finally:
+            os.unlink(source_path)
+        if failure is None:
             os.replace(partial, library)  # atomic: another process may build the same file
-        return _bind(ctypes.CDLL(library))
+            return library
+        errors.append(f"{' '.join(extra) or 'no extra flags'}: {failure}")
+        if remember_failures:
+            with open(library + ".failed", "w") as f:
+                f.write(errors[-1])
     raise RuntimeError(f"could not compile the CPU rotary kernel with {compiler}: " + "; ".join(errors))
+
+
+def _build_op_library() -> str:
+    """The kernel with its dispatcher registration (:mod:`.rotary_cpu_op`), loaded."""
+    from . import rotary_cpu_op
+
+    front, back = rotary_cpu_op.compile_flags()
+    library = _compile("rotary_cpu_op", rotary_cpu_op.source(_SOURCE, _PARALLEL_GRAIN), front, back,
+                       remember_failures=True)
+    torch.ops.load_library(library)
+    return library
+
+
+def _build() -> tuple[ctypes.CDLL, Optional[str]]:
+    """The kernel library and, where only the plain C kernel could be built, why the
+    dispatcher-registered one could not."""
+    try:
+        return _bind(ctypes.CDLL(_build_op_library())), None
+    except Exception as error:  # no torch headers, another compiler: the Python kernels serve
+        op_failure = f"{type(error).__name__}: {error}"
+    return _bind(ctypes.CDLL(_compile("rotary_cpu", _SOURCE, [], []))), op_failure
 
 
 def _bind(lib: ctypes.CDLL) -> ctypes.CDLL:
@@ -317,15 +353,39 @@ def _bind(lib: ctypes.CDLL) -> ctypes.CDLL:
                 fn.argtypes = [ptr, ptr, i64, i64, i64, i64, ptr, ptr, i64, i64, i64, i64,
                                ptr, i64, i64, i64, i64, ctypes.c_int, ctypes.c_int]
                 fn.restype = ctypes.c_int  # nonzero: out of memory for the table's spread
+    if hasattr(lib, "rotary_cpu_op_launches"):
+        lib.rotary_cpu_op_launches.restype = ctypes.c_int64
     return lib
 
 
 @functools.lru_cache(maxsize=1)
 def _library() -> tuple[Optional[ctypes.CDLL], Optional[str]]:
     try:
-        return _build(), None
+        library, op_failure = _build()
     except Exception as error:  # no compiler, a read-only cache: the caller falls back
         return None, f"{type(error).__name__}: {error}"
+    global _op_failure
+    _op_failure = op_failure
+    return library, None
+
+
+_op_failure: Optional[str] = "not built yet"
+
+
+def op_kernel_registered() -> bool:
+    """Whether the dispatcher calls the kernel from C++ (else the ops' Python kernels do)."""
+    return available() and _op_failure is None
+
+
+def op_kernel_unregistered_reason() -> Optional[str]:
+    return None if op_kernel_registered() else _op_failure or unavailable_reason()
+
+
+def launches() -> int:
+    """Calls of the kernel so far, from Python or from the C++ registration."""
+    lib = _library()[0]
+    from_cpp = lib.rotary_cpu_op_launches() if lib is not None and _op_failure is None else 0
+    return launch_count + from_cpp
 
 
 @torch.compiler.assume_constant_result  # Dynamo reads apply_rotary_emb's choice, not the build

@@ -1,0 +1,163 @@
+"""The CPU rotary kernel registered with the dispatcher from C++.
+
+Why: compiled code calls ``inductor_complex::rotary_embedding_cpu`` (and
+``..._single_cpu``) once per rope site. Through a Python kernel each call
+paid about 55 us before the C kernel ran (the dispatcher's jump into Python,
+argument checks, ctypes), which at decode shapes was as much as the kernel's
+own time. Built against the installed torch's headers, the same C kernel
+(:data:`rotary_cpu._SOURCE`) plus the glue below registers as those ops'
+``CPU`` kernel, so the dispatcher calls it directly.
+
+The Python kernels stay registered under ``CompositeExplicitAutograd``: a
+backend's own kernel outranks that key, so the C++ one serves CPU tensors once
+loaded, and the Python one serves them before (a compile-cache hit in a fresh
+process) or where this build failed (no headers, another compiler); no kernel
+is registered twice. With ``TRITON_INTERPRET=1`` the C++ kernel hands the call
+back to the Python one, which runs the Triton kernel in its interpreter (how
+the tests check the Triton kernel's numerics).
+"""
+
+from __future__ import annotations
+
+import torch
+
+# Appended to rotary_cpu._SOURCE, whose extern "C" entry points it calls.
+GLUE_SOURCE = r"""
+#include <torch/library.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/core/stack.h>
+#include <ATen/ops/empty.h>
+#include <ATen/Parallel.h>
+#include <atomic>
+#include <optional>
+#include <tuple>
+
+typedef int (*rotary_fn)(const void*, void*, int64_t, int64_t, int64_t, int64_t, const void*, void*,
+                         int64_t, int64_t, int64_t, int64_t, const void*, int64_t, int64_t, int64_t,
+                         int64_t, int, int);
+/* Indexed by element_code(x), the math type (float32, float64), element_code(out). */
+#define ENTRY(IN, M, OUT) (rotary_fn)rotary_##IN##_##M##_##OUT
+#define BY_OUT(IN, M) {ENTRY(IN, M, f32), ENTRY(IN, M, f64), ENTRY(IN, M, bf16), ENTRY(IN, M, f16)}
+#define BY_MATH(IN) {BY_OUT(IN, f32), BY_OUT(IN, f64)}
+static const rotary_fn entry_points[4][2][4] = {BY_MATH(f32), BY_MATH(f64), BY_MATH(bf16), BY_MATH(f16)};
+
+static std::atomic<int64_t> launches{0};
+extern "C" int64_t rotary_cpu_op_launches() { return launches.load(); }
+
+static int element_code(at::ScalarType t) {
+    switch (t) {
+        case at::kFloat: return 0;
+        case at::kDouble: return 1;
+        case at::kBFloat16: return 2;
+        case at::kHalf: return 3;
+        default: TORCH_CHECK(false, "rotary_embedding_cpu: unsupported dtype ", t);
+    }
+}
+
+static bool interpreter_requested() {
+    const char* value = getenv("TRITON_INTERPRET");
+    return value && strcmp(value, "1") == 0;
+}
+
+/* The Python kernel of the same op (see the module docstring). */
+static c10::Stack call_python_kernel(const char* op_name, c10::Stack stack) {
+    auto op = c10::Dispatcher::singleton().findSchemaOrThrow(op_name, "");
+    op.callBoxedForDispatchKey(c10::DispatchKey::CompositeExplicitAutograd, stack);
+    return stack;
+}
+
+static at::Tensor head_dim_contiguous(const at::Tensor& x) { return x.stride(3) == 1 ? x : x.contiguous(); }
+
+static void check_input(const char* name, const at::Tensor& x, const at::Tensor& table) {
+    TORCH_CHECK(x.device().is_cpu() && x.dim() == 4, "rotary_embedding_cpu: ", name,
+                " must be a 4-d CPU tensor [B, S, H, D], got ", x.sizes(), " on ", x.device());
+    TORCH_CHECK(x.size(3) % 2 == 0 && table.size(1) == x.size(1) && table.size(2) * 2 == x.size(3) &&
+                    (table.size(0) == 1 || table.size(0) == x.size(0)),
+                "rotary_embedding_cpu: ", name, " ", x.sizes(), " does not match the table ", table.sizes());
+}
+
+/* q [B, S, Hq, D] and, when given, k [B, S, Hk, D], rotated by table [Bt, S, D/2, 2]. */
+static std::tuple<at::Tensor, at::Tensor> rotate(const at::Tensor& q_in, const at::Tensor* k_in,
+                                                 const at::Tensor& table_in,
+                                                 std::optional<at::ScalarType> out_dtype, bool conjugate) {
+    TORCH_CHECK(table_in.device().is_cpu() && table_in.dim() == 4 && table_in.size(3) == 2,
+                "rotary_embedding_cpu: the table must be a CPU tensor [Bt, S, D/2, 2], got ", table_in.sizes());
+    check_input("q", q_in, table_in);
+    if (k_in) {
+        check_input("k", *k_in, table_in);
+        TORCH_CHECK(k_in->scalar_type() == q_in.scalar_type() && k_in->size(0) == q_in.size(0),
+                    "rotary_embedding_cpu: q and k must share a dtype and a batch size");
+    }
+    at::ScalarType out = out_dtype.value_or(q_in.scalar_type());
+    bool math_fp64 = table_in.scalar_type() == at::kDouble;
+    rotary_fn fn = entry_points[element_code(q_in.scalar_type())][math_fp64][element_code(out)];
+    at::ScalarType math = math_fp64 ? at::kDouble : at::kFloat;
+    at::Tensor table = (table_in.scalar_type() == math && table_in.is_contiguous())
+                           ? table_in : table_in.to(math).contiguous();  /* small: one row per position */
+    at::Tensor q = head_dim_contiguous(q_in);
+    int64_t B = q.size(0), S = q.size(1), Hq = q.size(2), D = q.size(3), Hk = 0;
+    at::Tensor q_out = at::empty({B, S, Hq, D}, q.options().dtype(out)), k, k_out;
+    if (k_in) {
+        k = head_dim_contiguous(*k_in);
+        Hk = k.size(2);
+        k_out = at::empty({B, S, Hk, D}, k.options().dtype(out));
+    }
+    launches++;
+    int64_t pairs = B * S * (Hq + Hk) * D / 2;
+    if (pairs) {
+        int threads = pairs >= PARALLEL_GRAIN ? at::get_num_threads() : 1;
+        int failed = fn(q.data_ptr(), q_out.data_ptr(), Hq, q.stride(0), q.stride(1), q.stride(2),
+                        Hk ? k.data_ptr() : nullptr, Hk ? k_out.data_ptr() : nullptr, Hk,
+                        Hk ? k.stride(0) : 0, Hk ? k.stride(1) : 0, Hk ? k.stride(2) : 0,
+                        table.data_ptr(), table.size(0) != 1 ? table.stride(0) : 0, B, S, D / 2,
+                        conjugate, threads);
+        TORCH_CHECK(!failed, "rotary_embedding_cpu: out of memory for the table buffer");
+    }
+    return {q_out, k_out};
+}
+
+static std::tuple<at::Tensor, at::Tensor> rotary_pair(const at::Tensor& q, const at::Tensor& k,
+                                                      const at::Tensor& table,
+                                                      std::optional<at::ScalarType> out_dtype, bool conjugate) {
+    if (interpreter_requested()) {
+        c10::Stack results = call_python_kernel("inductor_complex::rotary_embedding_cpu",
+                                                {q, k, table, out_dtype, conjugate});
+        return {results[0].toTensor(), results[1].toTensor()};
+    }
+    return rotate(q, &k, table, out_dtype, conjugate);
+}
+
+static at::Tensor rotary_single(const at::Tensor& x, const at::Tensor& table,
+                                std::optional<at::ScalarType> out_dtype, bool conjugate) {
+    if (interpreter_requested()) {
+        return call_python_kernel("inductor_complex::rotary_embedding_single_cpu",
+                                  {x, table, out_dtype, conjugate})[0].toTensor();
+    }
+    return std::get<0>(rotate(x, nullptr, table, out_dtype, conjugate));
+}
+
+TORCH_LIBRARY_IMPL(inductor_complex, CPU, m) {
+    m.impl("rotary_embedding_cpu", &rotary_pair);
+    m.impl("rotary_embedding_single_cpu", &rotary_single);
+}
+"""
+
+
+def source(kernel_source: str, parallel_grain: int) -> str:
+    return kernel_source + f"\n#define PARALLEL_GRAIN {parallel_grain}\n" + GLUE_SOURCE
+
+
+def compile_flags() -> tuple[list[str], list[str]]:
+    """(compile, link) flags to build against the running torch: its headers, ABI, libraries."""
+    from torch.utils import cpp_extension
+
+    includes = [f"-I{path}" for path in cpp_extension.include_paths()]
+    libraries = cpp_extension.library_paths()
+    return [
+        "-std=c++17", "-w",  # the kernel's unrolled tails trip GCC's loop warnings
+        f"-D_GLIBCXX_USE_CXX11_ABI={int(torch._C._GLIBCXX_USE_CXX11_ABI)}", *includes,
+    ], [
+        *(f"-L{path}" for path in libraries), "-lc10", "-ltorch_cpu",
+        *(f"-Wl,-rpath,{path}" for path in libraries),
+    ]
