@@ -214,11 +214,11 @@ def _kernel_refusal(site: RotarySite, fused_rotary: bool | None, dynamo_graph: b
 
 
 # Below this many complex elements (pairs) per rotated tensor the CPU kernel's
-# call (tens of microseconds through the dispatcher and autograd) measured slower
-# than Inductor's code for the pair math: decode steps and small layers
-# (perf/results/perf_cpu_quick.md, 2026-12-03: rope_decode, 4096 pairs per q,
-# 0.152 ms fused vs 0.082 unfused; rope_train, 131072 and 32768 pairs for q and
-# k, 0.835 vs 1.21). The threshold lies between the two.
+# extern call measured slower than Inductor's code for the pair math: decode
+# steps and small layers. Measured with the C++ registration (ac713c3, one
+# thread, decode S=1, medians): 128-4096 pairs per q took 106-143 us fused
+# against 92-108 unfused; 32768 pairs 88-102 fused against 123-133. The
+# threshold lies between the two.
 CPU_KERNEL_MIN_PAIRS = 16384
 
 
