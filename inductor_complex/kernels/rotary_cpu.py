@@ -308,7 +308,7 @@ def _compile(name: str, source: str, front: list, back: list, remember_failures:
         try:
             result = subprocess.run([compiler, *flags, source_path, "-o", partial, *back],
                                     capture_output=True, text=True, timeout=300)
-            failure = result.stderr.strip()[:300] if result.returncode else None
+            failure = _first_error(result.stderr) if result.returncode else None
         except (OSError, subprocess.SubprocessError) as error:  # no such compiler, a hang
             failure = f"{type(error).__name__}: {error}"
         finally:
@@ -321,6 +321,12 @@ def _compile(name: str, source: str, front: list, back: list, remember_failures:
             with open(library + ".failed", "w") as f:
                 f.write(errors[-1])
     raise RuntimeError(f"could not compile the CPU rotary kernel with {compiler}: " + "; ".join(errors))
+
+
+def _first_error(stderr: str) -> str:
+    # A header's error comes after lines of "In file included from": show the error.
+    errors = [line.strip() for line in stderr.splitlines() if "error" in line]
+    return (errors[0] if errors else stderr.strip())[:300]
 
 
 def _build_op_library() -> str:

@@ -155,7 +155,8 @@ def compile_flags() -> tuple[list[str], list[str]]:
     includes = [f"-I{path}" for path in cpp_extension.include_paths()]
     libraries = cpp_extension.library_paths()
     return [
-        "-std=c++17", "-w",  # the kernel's unrolled tails trip GCC's loop warnings
+        "-std=c++20", "-w",  # c++20 as torch builds its extensions (2.14 headers need it); -w: the
+        # kernel's unrolled tails trip GCC's loop warnings
         f"-D_GLIBCXX_USE_CXX11_ABI={int(torch._C._GLIBCXX_USE_CXX11_ABI)}", *includes,
     ], [
         *(f"-L{path}" for path in libraries), "-lc10", "-ltorch_cpu",
