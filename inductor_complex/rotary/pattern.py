@@ -215,10 +215,10 @@ def _kernel_refusal(site: RotarySite, fused_rotary: bool | None, dynamo_graph: b
 
 # Below this many complex elements (pairs) per rotated tensor the CPU kernel's
 # extern call measured slower than Inductor's code for the pair math: decode
-# steps and small layers. Measured with the C++ registration (ac713c3, one
-# thread, decode S=1, medians): 128-4096 pairs per q took 106-143 us fused
-# against 92-108 unfused; 32768 pairs 88-102 fused against 123-133. The
-# threshold lies between the two.
+# steps and small layers. With the C++ registration (`python -m
+# perf.rope_cpu_threshold`, one thread, S=1, medians): 128-8192 pairs per q took
+# 68-107 us fused against 49-85 unfused; 16384 pairs 150 against 146; 32768
+# pairs 124 against 736. The threshold sits at the crossover.
 CPU_KERNEL_MIN_PAIRS = 16384
 
 
