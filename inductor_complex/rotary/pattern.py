@@ -217,8 +217,9 @@ def _kernel_refusal(site: RotarySite, fused_rotary: bool | None, dynamo_graph: b
 # extern call measured slower than Inductor's code for the pair math: decode
 # steps and small layers. With the C++ registration (`python -m
 # perf.rope_cpu_threshold`, one thread, S=1, medians): 128-8192 pairs per q took
-# 68-107 us fused against 49-85 unfused; 16384 pairs 150 against 146; 32768
-# pairs 124 against 736. The threshold sits at the crossover.
+# 68-147 us fused against 49-118 unfused; 16384 pairs 105-150 against 96-146
+# (3-9% slower, two runs); 32768 pairs 124-206 against 736-831. The crossover
+# lies between the last two; the threshold sits at its lower end.
 CPU_KERNEL_MIN_PAIRS = 16384
 
 
