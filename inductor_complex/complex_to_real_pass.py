@@ -22,9 +22,11 @@ from torch._inductor.virtualized import V
 
 from .aten_lowering import lower_to_aten
 from .graph_meta import meta_key
+from .matmul_calls import call_kernel_op
 from .report import COUNTER, Report
 from .rewrite import ComplexRewriter, GraphLeftUnchanged, graph_has_complex
 from .rotary.pattern import fuse_rotary_sites
+from .rotary.table_edges import read_complex_tables
 from .targets import unwrap_edge_ops
 
 log = logging.getLogger(__name__)
@@ -171,6 +173,17 @@ class PostGradComplexToRealPass(ComplexToRealPass):
 
     def __repr__(self) -> str:
         return f"PostGradComplexToRealPass(complex_blas_on_cpu={self.complex_blas_on_cpu!r})"
+
+    def __call__(self, graph: torch.fx.Graph) -> None:
+        super().__call__(graph)
+        if V.aot_compilation:
+            return  # (AOTInductor's graphs get neither op)
+        for step in (call_kernel_op, read_complex_tables):  # the kernel ops' calls, past autograd
+            try:
+                step(graph)
+            except Exception as error:  # the graph still runs as it was, only slower
+                log.warning("inductor_complex: %s failed (%s: %s); the calls it had not reached left as they were",
+                            step.__name__, type(error).__name__, error)
 
     def _rewriter_options(self, graph: torch.fx.Graph) -> dict:
         # A backward graph's outputs are gradients, which autograd takes as they

@@ -12,18 +12,22 @@ So under ``torch.compile`` on CPU such a product can become
 real ``[..., 2]`` pairs and inside views them as complex for eager's kernel.
 Inductor sees real tensors only, as with any extern GEMM; the op's gradients
 are the same op on the adjoints, so autograd (and a double backward) stays real
-too. Its call costs about 30-40 us more than eager's ``mm`` (its Python autograd and kernel;
-8x8, one thread, 2026-12-04), so by default
-(``complex_blas_on_cpu=None``) it takes only products of at least
+too. Past autograd the graphs call its twin, which has no autograd kernel and a
+C++ CPU kernel, and takes complex operands and results as they are at a graph's
+edges (:mod:`.matmul_calls`): a call then costs 8 us against eager ``mm``'s 3
+(8x8, one thread; through Python it was 33 us). By default
+(``complex_blas_on_cpu=None``) it takes products of at least
 ``MIN_MACS_PER_THREAD`` multiply-adds per thread, statically. Training steps of
-square complex64 products, one thread (2026-12-03): the real GEMM form against
-the op, 64^3 0.94 / 1.46 ms, 128^3 1.72 / 2.30, 256^3 9.52 / 9.85, 384^3
-25.4 / 24.9, 512^3 68.5 / 60.5 (stock 58.2, eager 58.6). The threshold lies
-above the measured crossover; it scales with torch's thread count, on the
-assumption that the GEMM's time shrinks with threads and the call's does not.
-``True`` sends every product to the op, ``False`` none. Exported programs and
-AOTInductor, whose runtimes cannot call a Python op, always get the real GEMM
-form.
+square complex64 products, one thread (``python -m perf.matmul_cpu_threshold``,
+2026-12-04): the op beat the real GEMM form at every size from 16^3 to 384^3
+(by 4 to 18%) and matched stock compile within 5%; 128^3 took 0.93 ms against
+1.07 (real form) and 0.93 (stock). The LRU benchmark's products ([4, 16, 32]
+by [32, 32], 2^16 multiply-adds) made its training step 9% slower with the op,
+so the threshold sits above them (both runs: ``perf/results/matmul_cpu_2026-12-04.md``).
+It scales with torch's thread count, on the assumption that the GEMM's time
+shrinks with threads and the call's does not. ``True`` sends every product
+to the op, ``False`` none. Exported programs and AOTInductor, whose runtimes
+cannot call the op, always get the real GEMM form.
 """
 
 from __future__ import annotations
@@ -40,8 +44,9 @@ OP_NAME = "inductor_complex::complex_matmul_cpu"
 _SUPPORTED = (torch.complex64, torch.complex128)
 
 
-# 2^26: 406^3; between 384^3 (the op 2% faster, within noise) and 512^3 (12% faster).
-MIN_MACS_PER_THREAD = 2**26
+# 2^18: 64^3, where the op took 0.43-0.58 ms against the real form's 0.53-0.69 (two runs);
+# above the LRU benchmark's products (2^16), which measured slower with the op.
+MIN_MACS_PER_THREAD = 2**18
 
 
 def faster_in_eager(name: str, node: torch.fx.Node, any_size: bool = False) -> str | None:
@@ -71,32 +76,44 @@ def eager_blas_product(a, b, *, out) -> Pair:
     return Pair(torch.ops.inductor_complex.complex_matmul_cpu(a.data, b.data), out.dtype, out.ndim)
 
 
-def _as_complex(pair: torch.Tensor, adjoint: bool) -> torch.Tensor:
-    if pair.stride(-1) != 1 or pair.storage_offset() % 2 or any(s % 2 for s in pair.stride()[:-1]):
-        pair = pair.contiguous()  # view_as_complex needs whole complex elements
-    value = torch.view_as_complex(pair)
-    return value.mH if adjoint else value  # a lazy view: BLAS takes the adjoint as a flag
+def _as_complex(x: torch.Tensor, adjoint: bool) -> torch.Tensor:
+    """Pairs (or, for the twin op, a complex operand as it is) as the complex value."""
+    if not x.is_complex():
+        if x.stride(-1) != 1 or x.storage_offset() % 2 or any(s % 2 for s in x.stride()[:-1]):
+            x = x.contiguous()  # view_as_complex needs whole complex elements
+        x = torch.view_as_complex(x)
+    return x.mH if adjoint else x  # a lazy view: BLAS takes the adjoint as a flag
 
 
-def _new_pair_product(a, left, right) -> torch.Tensor:
-    """An empty real pair tensor of ``left @ right``'s shape (broadcast batch dims)."""
+_REAL_OF = {torch.complex64: torch.float32, torch.complex128: torch.float64}
+
+
+def _new_product(left, right, complex_out: bool) -> torch.Tensor:
+    """An empty result of ``left @ right`` (complex operands, broadcast batch dims):
+    complex, or its real pairs."""
     batch = left.shape[:-2]
     if batch != right.shape[:-2]:  # broadcast_shapes alone took a fifth of a small product's call
         batch = torch.broadcast_shapes(batch, right.shape[:-2])
-    return a.new_empty((*batch, left.shape[-2], right.shape[-1], 2))
+    shape = (*batch, left.shape[-2], right.shape[-1])
+    # (torch.empty: new_empty of a lazily conjugated operand copies it first)
+    if complex_out:
+        return torch.empty(shape, dtype=left.dtype, device=left.device)
+    return torch.empty((*shape, 2), dtype=_REAL_OF[left.dtype], device=left.device)
 
 
-def _complex_matmul(a, b, adjoint_a=False, adjoint_b=False):
+def _complex_matmul(a, b, adjoint_a=False, adjoint_b=False, complex_out=False):
     left, right = _as_complex(a, adjoint_a), _as_complex(b, adjoint_b)
-    # BLAS writes straight into a real tensor of our own: the result must not be
-    # a view (of matmul's complex result), or autograd treats it as one.
-    result = _new_pair_product(a, left, right)
-    out = torch.view_as_complex(result)
+    # BLAS writes straight into a tensor of our own: the result must not be a
+    # view (of matmul's complex result), or autograd treats it as one.
+    result = _new_product(left, right, complex_out)
+    out = result if complex_out else torch.view_as_complex(result)
     # mm and bmm hand an adjoint to BLAS as a flag. matmul, called here below the
     # op's autograd kernel, first copies a conjugated operand (a 128^3 gradient
     # product measured ~100 us of copy in 450 us); it serves broadcast batches.
     if left.ndim == right.ndim == 2:
         torch.mm(left, right, out=out)
+    elif right.ndim == 2 and not adjoint_a:  # a batch times one matrix: the batch's rows, one mm
+        torch.mm(left.reshape(-1, left.shape[-1]), right, out=out.view(-1, right.shape[-1]))
     elif left.ndim == right.ndim == 3 and left.shape[0] == right.shape[0]:
         torch.bmm(left, right, out=out)
     else:
@@ -104,11 +121,12 @@ def _complex_matmul(a, b, adjoint_a=False, adjoint_b=False):
     return result
 
 
-def _fake(a, b, adjoint_a=False, adjoint_b=False):
-    left, right = a[..., 0], b[..., 0]
+def _fake(a, b, adjoint_a=False, adjoint_b=False, complex_out=False):
+    left, right = (x if x.is_complex() else torch.view_as_complex(x.new_empty(x.shape)) for x in (a, b))
     left, right = left.mT if adjoint_a else left, right.mT if adjoint_b else right
     torch._check(left.shape[-1] == right.shape[-2], lambda: f"complex_matmul_cpu: {left.shape} @ {right.shape}")
-    return _new_pair_product(a, left, right)
+    torch._check(left.dtype == right.dtype, lambda: f"complex_matmul_cpu: {a.dtype} and {b.dtype} operands")
+    return _new_product(left, right, complex_out)
 
 
 def _setup_context(ctx, inputs, output) -> None:
@@ -128,15 +146,41 @@ def _backward(ctx, grad):
         grad_a = product(b, grad, adjoint_b, True) if adjoint_a else product(grad, b, False, not adjoint_b)
         grad_a = grad_a.sum_to_size(a.shape)
     if ctx.needs_input_grad[1]:
-        grad_b = product(grad, a, True, adjoint_a) if adjoint_b else product(a, grad, not adjoint_a, False)
-        grad_b = grad_b.sum_to_size(b.shape)
+        if not (adjoint_a or adjoint_b) and a.ndim > 3 and b.ndim == 3:
+            # A batch of a times one matrix b: the batch's rows side by side, one product
+            # (as matmul's own gradient takes it) rather than a product per batch, summed.
+            grad_b = product(a.flatten(0, -3), grad.flatten(0, -3), True, False)
+        else:
+            grad_b = product(grad, a, True, adjoint_a) if adjoint_b else product(a, grad, not adjoint_a, False)
+            grad_b = grad_b.sum_to_size(b.shape)
     return grad_a, grad_b, None, None
 
 
 # torch.library.Library rather than custom_op, as the rotary CPU twins are (custom_op's
-# call costs more); with the Python autograd kernel a call still measured 30-40 us.
+# call costs more); with the Python autograd kernel a call still measured 45-60 us.
 _library = torch.library.Library("inductor_complex", "FRAGMENT")
 _library.define("complex_matmul_cpu(Tensor a, Tensor b, bool adjoint_a=False, bool adjoint_b=False) -> Tensor")
 _library.impl("complex_matmul_cpu", _complex_matmul, "CPU")
 torch.library.register_fake(OP_NAME, _fake, lib=_library)
 torch.library.register_autograd(OP_NAME, _backward, setup_context=_setup_context, lib=_library)
+
+# The same product for graphs past autograd, which need no autograd kernel: its
+# CPU kernel is C++ (kernels/complex_matmul_op.py) once the kernel library has
+# loaded; this Python one, under CompositeExplicitAutograd (which a backend's own
+# kernel outranks), serves before that or where the library could not be built.
+def _kernel_op_in_python(a, b, adjoint_a=False, adjoint_b=False, complex_out=False):
+    from .kernels import rotary_cpu
+
+    if a.device.type == "cpu" and rotary_cpu.hand_over_to_cpp():  # a compile-cache hit: load, then C++
+        return torch.ops.inductor_complex.complex_matmul_cpu_kernel(a, b, adjoint_a, adjoint_b, complex_out)
+    with torch._C._AutoDispatchBelowADInplaceOrView():  # past autograd: nothing to record
+        return _complex_matmul(a, b, adjoint_a, adjoint_b, complex_out)
+
+
+# Its operands may also be complex and its result complex (complex_out): at a
+# graph's edges that spares Inductor's view_as_real / view_as_complex calls.
+KERNEL_OP_NAME = "inductor_complex::complex_matmul_cpu_kernel"
+_library.define("complex_matmul_cpu_kernel(Tensor a, Tensor b, bool adjoint_a=False, bool adjoint_b=False,"
+                " bool complex_out=False) -> Tensor")
+_library.impl("complex_matmul_cpu_kernel", _kernel_op_in_python, "CompositeExplicitAutograd")
+torch.library.register_fake(KERNEL_OP_NAME, _fake, lib=_library)

@@ -195,7 +195,7 @@ def fno_train(size, device):
     width, modes, grid, batch = _pick(size, device, (4, 2, 8, 1), (16, 8, 32, 4), (32, 12, 64, 8), (64, 16, 128, 16))
     torch.manual_seed(0)
     x = torch.randn(batch, width, grid, grid, device=device, requires_grad=True)
-    return Case(models.SpectralConv2d(width, modes).to(device), (x,), True,
+    return Case(models.SpectralConv2d(width, modes).to(device), (x,), True, complex_matmul=True,
                 note=f"width {width} modes {modes} grid {grid}^2 B={batch}")
 
 
@@ -203,7 +203,7 @@ def s4d_train(size, device):
     d_model, n_state, length, batch = _pick(size, device, (4, 4, 16, 1), (64, 32, 512, 4), (256, 64, 2048, 8), (512, 64, 4096, 16))
     torch.manual_seed(0)
     u = torch.randn(batch, d_model, length, device=device, requires_grad=True)
-    return Case(models.S4DLayer(d_model, n_state, length).to(device), (u,), True,
+    return Case(models.S4DLayer(d_model, n_state, length).to(device), (u,), True, complex_matmul=True,
                 note=f"d_model {d_model} states {n_state} L={length} B={batch}")
 
 
@@ -211,7 +211,7 @@ def lru_train(size, device):
     d_model, n_state, length, batch = _pick(size, device, (4, 4, 4, 1), (32, 32, 16, 4), (64, 64, 32, 8), (256, 256, 64, 16))
     torch.manual_seed(0)
     u = torch.randn(batch, length, d_model, device=device, requires_grad=True)
-    return Case(models.LRULayer(d_model, n_state).to(device), (u,), True, tolerance=2e-3,
+    return Case(models.LRULayer(d_model, n_state).to(device), (u,), True, tolerance=2e-3, complex_matmul=True,
                 note=f"d_model {d_model} states {n_state} L={length} (sequential scan) B={batch}")
 
 

@@ -223,3 +223,61 @@ def test_both_output_allocators_give_rotate_a_contiguous_tensor_of_the_shape_and
     out = empty((2, 3, 5, 8), torch.bfloat16)
     assert (tuple(out.shape), out.stride(), out.dtype) == ((2, 3, 5, 8), (120, 40, 8, 1), torch.bfloat16)
     assert out.device.type == "cpu" and out.storage_offset() == 0
+
+
+# ---------------------------------------------- the complex table, past autograd
+
+
+def _code_of_call(code: str) -> str:
+    return code[code.index("def call("):]
+
+
+@pytest.mark.parametrize("table_batch", [1, 3])
+def test_the_cpu_ops_take_a_complex_table_as_its_pairs(table_batch):
+    q, k = torch.randn(3, 4, 2, 16), torch.randn(3, 4, 1, 16)
+    table = torch.polar(torch.ones(table_batch, 4, 8), torch.randn(table_batch, 4, 8))
+    pairs = torch.view_as_real(table)
+    ops = torch.ops.inductor_complex
+    want = ops.rotary_embedding_cpu(q, k, pairs)
+    for got in (ops.rotary_embedding_cpu(q, k, table), ops.rotary_embedding_cpu(q, k, table.view(table_batch, 4, 1, 8))):
+        assert all(torch.equal(a, b) for a, b in zip(got, want))
+    assert torch.equal(ops.rotary_embedding_single_cpu(q, table), want[0])
+    from inductor_complex.kernels import rotary as kernel  # the Python kernel, as a cache hit runs it first
+
+    assert all(torch.equal(a, b) for a, b in zip(kernel._cpu_twin_pair(q, k, table), want))
+    if rotary_cpu.op_kernel_registered():
+        with pytest.raises(RuntimeError, match="does not hold whole rows"):
+            ops.rotary_embedding_cpu(q, k, table[..., :5])
+
+
+def test_a_decode_step_hands_the_kernel_its_complex_table_input():
+    q, k = torch.randn(4, 1, 4, 16), torch.randn(4, 1, 2, 16)
+    table = precompute_freqs_cis(16, 40)[30:31]
+    compiled = torch.compile(apply_rotary_emb_complex, options=ComplexToRealPass(fused_rotary=True).inductor_options())
+    with torch.no_grad():
+        got, (code,) = run_and_get_code(compiled, q, k, table)
+    call = _code_of_call(code)
+    assert "rotary_embedding_cpu" in call and "view_as_real" not in call, call
+    assert all(torch.equal(a, b) for a, b in zip(got, apply_rotary_emb_complex(q, k, table)))
+
+
+def test_tables_that_are_not_the_same_view_keep_their_pairs():
+    # Training saves the pairs for backward; a strided table's pairs are not a reshape of it.
+    q = torch.randn(2, 4, 2, 16, requires_grad=True)
+    k = torch.randn(2, 4, 1, 16, requires_grad=True)
+    full = precompute_freqs_cis(16, 8)
+    strided = full.T.contiguous().T[2:6]  # [4, 8], strides (1, 8)
+    for table, train in ((full[2:6], True), (strided, False)):
+        compiled = torch.compile(apply_rotary_emb_complex, options=ComplexToRealPass(fused_rotary=True).inductor_options())
+        with torch.set_grad_enabled(train):
+            got, codes = run_and_get_code(compiled, q, k, table)
+            want = apply_rotary_emb_complex(q, k, table)
+        assert "view_as_real" in _code_of_call(codes[0]), train
+        if train:
+            assert all(torch.equal(a, b) for a, b in zip(got, want))
+        else:  # eager's product with a strided table leaves its vectorized loop (the last bit)
+            torch.testing.assert_close(got, want, rtol=0, atol=1e-6)
+        if train:
+            cotangents = [torch.randn_like(t) for t in want]
+            for a, b in zip(torch.autograd.grad(got, (q, k), cotangents), torch.autograd.grad(want, (q, k), cotangents)):
+                assert torch.equal(a, b)

@@ -465,19 +465,35 @@ def _check_cpu_twin_device(x: torch.Tensor) -> None:
     torch._check(x.device.type == "cpu", lambda: f"rotary_embedding_cpu: tensors on {x.device}, not CPU")
 
 
+def _table_pairs(table: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    """The CPU twins' table as real pairs ``[Bt, S, D/2, 2]``. Past autograd a graph may
+    hand them the complex table as it holds it (``rotary/table_edges.py``): contiguous,
+    the same elements in the same order, so a reshape of its pairs is that view."""
+    if not table.is_complex():
+        return table
+    pairs = torch.view_as_real(table.contiguous())
+    return pairs.reshape(-1, x.shape[1], x.shape[3] // 2, 2)
+
+
 def _cpu_twin_pair(q, k, table, out_dtype=None, conjugate=False):
     # Called from compiled code, whose trace already checked the arguments (the op's
     # body ran on fake tensors): no checks again on a path that decode steps take.
     _check_cpu_twin_device(q)
+    table = _table_pairs(table, q)
     if _cpu_runs_interpreter():
         return _rotary_embedding(q, k, table, out_dtype, conjugate)
+    if rotary_cpu.hand_over_to_cpp():
+        return torch.ops.inductor_complex.rotary_embedding_cpu(q, k, table, out_dtype, conjugate)
     return rotary_cpu.rotate(_head_dim_contiguous(q), _head_dim_contiguous(k), table, out_dtype, conjugate)
 
 
 def _cpu_twin_single(x, table, out_dtype=None, conjugate=False):
     _check_cpu_twin_device(x)
+    table = _table_pairs(table, x)
     if _cpu_runs_interpreter():
         return _rotary_embedding_single(x, table, out_dtype, conjugate)
+    if rotary_cpu.hand_over_to_cpp():
+        return torch.ops.inductor_complex.rotary_embedding_single_cpu(x, table, out_dtype, conjugate)
     return rotary_cpu.rotate(_head_dim_contiguous(x), None, table, out_dtype, conjugate)[0]
 
 

@@ -285,16 +285,23 @@ def _machine_key() -> str:
     return "|".join((platform.machine(), platform.node(), torch.backends.cpu.get_cpu_capability()))
 
 
+def _candidates(name: str, source: str, front: list, back: list) -> list[tuple[list, list, str]]:
+    """(extra flags, all flags, cached library path) per flag set, in the order tried."""
+    compiler, found = _compiler(), []
+    for extra in _FLAG_SETS:
+        flags = _COMMON_FLAGS + extra + front
+        key = hashlib.sha256("\n".join((source, compiler, *flags, *back, _machine_key())).encode()).hexdigest()[:24]
+        found.append((extra, flags, os.path.join(_cache_dir(), f"{name}_{key}.so")))
+    return found
+
+
 def _compile(name: str, source: str, front: list, back: list, remember_failures: bool = False) -> str:
     """Path of ``source`` built as a shared library (cached); raises with the
     compiler's complaint for each flag set tried. ``remember_failures``: a build
     that failed once is not retried (for optional builds, which cost seconds)."""
     compiler = _compiler()
     errors = []
-    for extra in _FLAG_SETS:
-        flags = _COMMON_FLAGS + extra + front
-        key = hashlib.sha256("\n".join((source, compiler, *flags, *back, _machine_key())).encode()).hexdigest()[:24]
-        library = os.path.join(_cache_dir(), f"{name}_{key}.so")
+    for extra, flags, library in _candidates(name, source, front, back):
         if os.path.exists(library):
             return library
         if remember_failures and os.path.exists(library + ".failed"):
@@ -329,13 +336,31 @@ def _first_error(stderr: str) -> str:
     return (errors[0] if errors else stderr.strip())[:300]
 
 
-def _build_op_library() -> str:
-    """The kernel with its dispatcher registration (:mod:`.rotary_cpu_op`), loaded."""
-    from . import rotary_cpu_op
+def _op_library_recipe() -> tuple[str, str, list, list]:
+    """(name, source, compile flags, link flags) of the torch-linked library: the kernel
+    with its dispatcher registration (:mod:`.rotary_cpu_op`) and the complex matrix
+    product's CPU kernel (:mod:`.complex_matmul_op`); one build (tens of seconds) serves both."""
+    from . import complex_matmul_op, rotary_cpu_op
 
     front, back = rotary_cpu_op.compile_flags()
-    library = _compile("rotary_cpu_op", rotary_cpu_op.source(_SOURCE, _PARALLEL_GRAIN), front, back,
-                       remember_failures=True)
+    source = rotary_cpu_op.source(_SOURCE, _PARALLEL_GRAIN) + complex_matmul_op.GLUE_SOURCE
+    # The schemas the kernels register against, in the source and so in its cache key:
+    # loading a kernel built for another schema aborts the process.
+    return "cpu_ops", source + "".join(f"\n// {schema}" for schema in _registered_schemas()), front, back
+
+
+def _registered_schemas() -> list[str]:
+    from .. import eager_kernels  # noqa: F401  (defines the product's twin)
+    from . import rotary  # noqa: F401  (defines the rotary CPU ops)
+
+    ops = torch.ops.inductor_complex
+    return [str(getattr(ops, name).default._schema)
+            for name in ("rotary_embedding_cpu", "rotary_embedding_single_cpu", "complex_matmul_cpu_kernel")]
+
+
+def _build_op_library() -> str:
+    """The torch-linked library (:func:`_op_library_recipe`), built if need be, loaded."""
+    library = _compile(*_op_library_recipe(), remember_failures=True)
     torch.ops.load_library(library)
     return library
 
@@ -385,6 +410,36 @@ def op_kernel_registered() -> bool:
 
 def op_kernel_unregistered_reason() -> Optional[str]:
     return None if op_kernel_registered() else _op_failure or unavailable_reason()
+
+
+def load_if_built() -> bool:
+    """Load the torch-linked library if it is loaded or an earlier process built it,
+    without building; whether the C++ kernels are registered now. For the ops'
+    Python kernels: a compile-cache hit replays graphs that call the ops without
+    running the passes that would have loaded the library."""
+    if _library.cache_info().currsize == 0:
+        try:
+            built = any(os.path.exists(path) for _, _, path in _candidates(*_op_library_recipe()))
+        except Exception:  # no torch headers to hash: nothing was built either
+            built = False
+        if not built:
+            return False
+    return op_kernel_registered()
+
+
+_handed_over = False
+
+
+def hand_over_to_cpp() -> bool:
+    """For the ops' Python kernels on CPU: True once per process, when the C++
+    kernels have just been registered by :func:`load_if_built`, so that the
+    caller calls the op again and from then on the dispatcher skips Python.
+    False after that (a Python kernel still reached must do the work itself)."""
+    global _handed_over
+    if _handed_over:
+        return False
+    _handed_over = True
+    return load_if_built()
 
 
 def launches() -> int:

@@ -28,6 +28,7 @@ GLUE_SOURCE = r"""
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/core/stack.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/view_as_real.h>
 #include <ATen/Parallel.h>
 #include <atomic>
 #include <optional>
@@ -77,10 +78,22 @@ static void check_input(const char* name, const at::Tensor& x, const at::Tensor&
                 "rotary_embedding_cpu: ", name, " ", x.sizes(), " does not match the table ", table.sizes());
 }
 
+/* The table as real pairs [Bt, S, D/2, 2]: past autograd a graph may pass the complex
+   table it holds (rotary/table_edges.py), contiguous, with the same elements in order. */
+static at::Tensor table_pairs(const at::Tensor& table, const at::Tensor& x) {
+    if (!table.is_complex()) return table;
+    TORCH_CHECK(x.dim() == 4 && x.size(1) > 0 && x.size(3) >= 2 &&
+                    table.numel() % (x.size(1) * (x.size(3) / 2)) == 0,
+                "rotary_embedding_cpu: a complex table of ", table.sizes(), " does not hold whole rows of ",
+                x.size(1), " positions by ", x.size(3) / 2, " pairs");
+    return at::view_as_real(table.contiguous()).reshape({-1, x.size(1), x.size(3) / 2, 2});
+}
+
 /* q [B, S, Hq, D] and, when given, k [B, S, Hk, D], rotated by table [Bt, S, D/2, 2]. */
 static std::tuple<at::Tensor, at::Tensor> rotate(const at::Tensor& q_in, const at::Tensor* k_in,
-                                                 const at::Tensor& table_in,
+                                                 const at::Tensor& table_given,
                                                  std::optional<at::ScalarType> out_dtype, bool conjugate) {
+    at::Tensor table_in = table_pairs(table_given, q_in);
     TORCH_CHECK(table_in.device().is_cpu() && table_in.dim() == 4 && table_in.size(3) == 2,
                 "rotary_embedding_cpu: the table must be a CPU tensor [Bt, S, D/2, 2], got ", table_in.sizes());
     check_input("q", q_in, table_in);

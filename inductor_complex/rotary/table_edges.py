@@ -1,0 +1,82 @@
+"""Past autograd, the CPU rotary ops read a complex table as the graph holds it.
+
+The fused site's table reaches ``rotary_embedding_cpu`` as
+``view_as_real(table)`` and reshapes of those pairs. Where the table is a
+complex value Inductor holds (a graph input: the decode step's table slice),
+Inductor calls ``view_as_real`` as an extern op, checks its result and
+reinterprets it: about 10 us of a decode step's ~140 (one thread, B=64 S=1).
+The CPU ops also take the complex table itself (``kernels/rotary.py``,
+``kernels/rotary_cpu_op.py``) and view it as ``[Bt, S, D/2, 2]`` pairs. That is
+the same view only when the complex table is contiguous, the pairs the op gets
+are contiguous and both hold the same elements, and nothing else reads the
+chain of views between them (a training graph saves the pairs for backward):
+this pass checks exactly that, on the fake values, and otherwise changes nothing.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.fx
+from torch.fx.experimental.symbolic_shapes import statically_known_true
+
+from ..values import fake_value
+
+aten = torch.ops.aten
+# Views that keep a contiguous tensor's element order (the chain the pass's table emits).
+_ORDER_KEEPING_VIEWS = frozenset({aten.view.default, aten.reshape.default, aten._unsafe_view.default,
+                                  aten.squeeze.dim, aten.squeeze.default, aten.unsqueeze.default})
+
+
+def _table_index(node: torch.fx.Node) -> int | None:
+    ops = torch.ops.inductor_complex
+    if node.target is ops.rotary_embedding_cpu.default:
+        return 2
+    if node.target is ops.rotary_embedding_single_cpu.default:
+        return 1
+    return None
+
+
+def _contiguous(value) -> bool:
+    return isinstance(value, torch.Tensor) and value.is_contiguous()
+
+
+def _complex_table(pairs: torch.fx.Node) -> tuple[torch.fx.Node, list[torch.fx.Node]] | None:
+    """(the complex table, the views from it to ``pairs``) where ``pairs`` is
+    ``view_as_real(table)`` through order-keeping views read by nothing else."""
+    chain, node = [], pairs
+    while isinstance(node, torch.fx.Node) and node.op == "call_function" and node.target in _ORDER_KEEPING_VIEWS:
+        chain.append(node)
+        node = node.args[0]
+    if not (isinstance(node, torch.fx.Node) and node.op == "call_function" and node.target is aten.view_as_real.default):
+        return None
+    chain.append(node)
+    if any(len(view.users) != 1 for view in chain):
+        return None  # another reader of the pairs (a saved tensor) keeps them
+    table, table_pairs = fake_value(node.args[0]), fake_value(pairs)
+    if not (_contiguous(table) and table.is_complex() and _contiguous(table_pairs)):
+        return None
+    if not statically_known_true(table.numel() * 2 == table_pairs.numel()):
+        return None
+    return node.args[0], chain
+
+
+def read_complex_tables(graph: torch.fx.Graph) -> int:
+    """Give each CPU rotary op its complex table where that is the same view; how many."""
+    done = 0
+    for node in list(graph.nodes):
+        index = _table_index(node) if node.op == "call_function" else None
+        if index is None or len(node.args) <= index:
+            continue
+        found = _complex_table(node.args[index])
+        recorded = node.meta.get("eager_input_vals")  # the layouts Inductor holds the operands to
+        if found is None or (recorded is not None and len(recorded[0]) <= index):
+            continue
+        table, chain = found
+        node.update_arg(index, table)
+        if recorded is not None:
+            args, kwargs = recorded
+            node.meta["eager_input_vals"] = ((*args[:index], fake_value(table), *args[index + 1:]), kwargs)
+        for view in chain:  # from the op's side: each is unread once the one after it goes
+            graph.erase_node(view)
+        done += 1
+    return done
