@@ -167,3 +167,24 @@ def test_after_a_compile_cache_hit_the_python_kernels_hand_over_to_cpp(cpp_kerne
     # ...until the first call of an op's Python kernel, which loads it and calls the op again.
     assert second["registered_after"] and second["rotations"] == 1 and second["rotations_in_python"] == 0, second
     assert second["matmul_exact"] and second["rope_exact"], second
+
+
+def test_the_post_grad_steps_are_quiet_where_their_ops_were_never_defined():
+    # With fused_rotary=False a fresh process never defines the CPU rotary ops: the
+    # table step must find nothing to do, not fail and warn (it did, in the benchmarks).
+    script = (
+        "import logging, torch, inductor_complex\n"
+        "records = []\n"
+        "handler = logging.Handler(); handler.emit = records.append\n"
+        "logging.getLogger('inductor_complex').addHandler(handler)\n"
+        "inductor_complex.enable(fused_rotary=False)\n"
+        "z = torch.randn(4, dtype=torch.complex64, requires_grad=True)\n"
+        "torch.compile(lambda z: (z * z).abs())(z).sum().backward()\n"
+        "assert not records, [r.getMessage() for r in records]\n"
+        "print('ok')\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TORCHINDUCTOR_", "TORCH_COMPILE"))}
+    env["TORCHINDUCTOR_FORCE_DISABLE_CACHES"] = "1"  # so that the post-grad pass runs
+    env["PYTHONPATH"] = str(pathlib.Path(__file__).resolve().parents[1])
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0 and "ok" in done.stdout, done.stderr[-3000:]

@@ -27,13 +27,11 @@ _ORDER_KEEPING_VIEWS = frozenset({aten.view.default, aten.reshape.default, aten.
                                   aten.squeeze.dim, aten.squeeze.default, aten.unsqueeze.default})
 
 
-def _table_index(node: torch.fx.Node) -> int | None:
+def _table_indices() -> dict:
+    """The CPU rotary ops (defined once kernels/rotary.py is imported) and their table's position."""
     ops = torch.ops.inductor_complex
-    if node.target is ops.rotary_embedding_cpu.default:
-        return 2
-    if node.target is ops.rotary_embedding_single_cpu.default:
-        return 1
-    return None
+    names = {"rotary_embedding_cpu": 2, "rotary_embedding_single_cpu": 1}
+    return {getattr(ops, name).default: index for name, index in names.items() if hasattr(ops, name)}
 
 
 def _contiguous(value) -> bool:
@@ -62,9 +60,9 @@ def _complex_table(pairs: torch.fx.Node) -> tuple[torch.fx.Node, list[torch.fx.N
 
 def read_complex_tables(graph: torch.fx.Graph) -> int:
     """Give each CPU rotary op its complex table where that is the same view; how many."""
-    done = 0
+    done, indices = 0, _table_indices()
     for node in list(graph.nodes):
-        index = _table_index(node) if node.op == "call_function" else None
+        index = indices.get(node.target) if node.op == "call_function" else None
         if index is None or len(node.args) <= index:
             continue
         found = _complex_table(node.args[index])
