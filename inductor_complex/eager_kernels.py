@@ -19,10 +19,11 @@ edges (:mod:`.matmul_calls`): a call then costs 8 us against eager ``mm``'s 3
 (``complex_blas_on_cpu=None``) it takes products of at least
 ``MIN_MACS_PER_THREAD`` multiply-adds per thread, statically. Training steps of
 square complex64 products, one thread (``python -m perf.matmul_cpu_threshold``,
-2026-12-04): the op beat the real GEMM form at every size from 16^3 to 384^3
-(by 4 to 18%) and matched stock compile within 5%; 128^3 took 0.93 ms against
-1.07 (real form) and 0.93 (stock). The LRU benchmark's products ([4, 16, 32]
-by [32, 32], 2^16 multiply-adds) made its training step 9% slower with the op,
+2026-12-04, three runs): the op beat the real GEMM form at every size from
+16^3 to 384^3 (by 0.5 to 19%) and was within 6% of stock compile either way
+but once (128^3, 12% slower in one run, equal in two: 0.93 ms against the
+real form's 1.07 and stock's 0.93). The LRU benchmark's products ([4, 16, 32]
+by [32, 32], 2^16 multiply-adds) made its training step 9-11% slower with the op,
 so the threshold sits above them (both runs: ``perf/results/matmul_cpu_2026-12-04.md``).
 It scales with torch's thread count, on the assumption that the GEMM's time
 shrinks with threads and the call's does not. ``True`` sends every product
