@@ -108,14 +108,19 @@ def test_products_inside_pair_math_keep_pairs_and_eagers_numbers(cpp_kernel, dyn
     assert_close(torch.autograd.grad(got.sum(), tensors), torch.autograd.grad(want.sum(), tensors))
 
 
-def test_default_sends_a_64_cubed_product_to_the_twin(cpp_kernel):
-    a = torch.randn(64, 64, dtype=torch.complex64)
-    b = torch.randn(64, 64, dtype=torch.complex64)
-    with torch.no_grad():
-        _, (code,) = run_and_get_code(torch.compile(_product, options=ComplexToRealPass().inductor_options()), a, b)
-    if 64**3 < eager_kernels.MIN_MACS_PER_THREAD * torch.get_num_threads():
-        pytest.skip(f"{torch.get_num_threads()} threads put the threshold above 64^3")
-    assert "complex_matmul_cpu_kernel" in code[code.index("def call("):]
+def test_default_sends_a_64_cubed_product_to_the_twin_and_a_smaller_one_to_the_real_form(cpp_kernel):
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # the threshold scales with the thread count
+    try:
+        for n, expect_twin in ((64, True), (48, False)):
+            a, b = torch.randn(n, n, dtype=torch.complex64), torch.randn(n, n, dtype=torch.complex64)
+            compiled = torch.compile(_product, dynamic=False, options=ComplexToRealPass().inductor_options())
+            with torch.no_grad():
+                got, (code,) = run_and_get_code(compiled, a, b)
+            assert ("complex_matmul_cpu_kernel" in code[code.index("def call("):]) == expect_twin, n
+            assert_close(got, a @ b)
+    finally:
+        torch.set_num_threads(threads)
 
 
 CHILD = """
