@@ -53,9 +53,10 @@ class ComplexToRealPass(CustomGraphPass):
         complex_blas_on_cpu: under ``torch.compile``, send products of two
             complex matrices on CPU to eager's complex BLAS through an opaque
             op on the real pairs (:mod:`.eager_kernels`). ``None`` (default)
-            does so for products large enough for its faster BLAS to pay for
-            the op's call (static sizes; smaller ones measured faster in the
-            real GEMM form), ``True`` for every one, ``False`` for none.
+            does so for products of at least 2^18 multiply-adds per thread
+            (static sizes; it measured faster than the real GEMM form at every
+            square size, and slower for one model's smaller products), ``True``
+            for every one, ``False`` for none.
             Exported programs and AOTInductor always get the real GEMM form
             (their runtimes cannot call the op).
     """
