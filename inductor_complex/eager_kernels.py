@@ -45,7 +45,7 @@ OP_NAME = "inductor_complex::complex_matmul_cpu"
 _SUPPORTED = (torch.complex64, torch.complex128)
 
 
-# 2^18: 64^3, where the op took 0.43-0.58 ms against the real form's 0.53-0.69 (two runs);
+# 2^18: 64^3, where the op took 0.43-0.61 ms against the real form's 0.53-0.73 (three runs);
 # above the LRU benchmark's products (2^16), which measured slower with the op.
 MIN_MACS_PER_THREAD = 2**18
 
