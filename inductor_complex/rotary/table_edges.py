@@ -35,7 +35,15 @@ def _table_indices() -> dict:
 
 
 def _contiguous(value) -> bool:
-    return isinstance(value, torch.Tensor) and value.is_contiguous()
+    """Contiguous as ``is_contiguous`` says (size-1 dims aside), proven without a guard on a symbolic size."""
+    if not isinstance(value, torch.Tensor):
+        return False
+    expected = 1
+    for size, stride in reversed(list(zip(value.shape, value.stride()))):
+        if not (statically_known_true(size == 1) or statically_known_true(stride == expected)):
+            return False
+        expected = expected * size
+    return True
 
 
 def _complex_table(pairs: torch.fx.Node) -> tuple[torch.fx.Node, list[torch.fx.Node]] | None:
