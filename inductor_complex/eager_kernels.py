@@ -15,7 +15,7 @@ are the same op on the adjoints, so autograd (and a double backward) stays real
 too. Past autograd the graphs call its twin, which has no autograd kernel and a
 C++ CPU kernel, and takes complex operands and results as they are at a graph's
 edges (:mod:`.matmul_calls`): a call then costs 8 us against eager ``mm``'s 3
-(8x8, one thread; through Python it was 33 us). By default
+(8x8, one thread; through Python it was 33-63 us). By default
 (``complex_blas_on_cpu=None``) it takes products of at least
 ``MIN_MACS_PER_THREAD`` multiply-adds per thread, statically. Training steps of
 square complex64 products, one thread (``python -m perf.matmul_cpu_threshold``,
@@ -113,7 +113,8 @@ def _complex_matmul(a, b, adjoint_a=False, adjoint_b=False, complex_out=False):
     # product measured ~100 us of copy in 450 us); it serves broadcast batches.
     if left.ndim == right.ndim == 2:
         torch.mm(left, right, out=out)
-    elif right.ndim == 2 and not adjoint_a:  # a batch times one matrix: the batch's rows, one mm
+    elif right.ndim == 2 and not adjoint_a and left.shape[-1] and right.shape[-1]:
+        # a batch times one matrix: the batch's rows, one mm (an empty K or N has no -1 to infer)
         torch.mm(left.reshape(-1, left.shape[-1]), right, out=out.view(-1, right.shape[-1]))
     elif left.ndim == right.ndim == 3 and left.shape[0] == right.shape[0]:
         torch.bmm(left, right, out=out)

@@ -3,7 +3,7 @@
 In AOTAutograd's forward, backward and inference graphs autograd is done, so
 each ``complex_matmul_cpu`` becomes its twin ``complex_matmul_cpu_kernel``,
 which has no autograd kernel and a C++ CPU kernel (a call measured 8 us
-against 33 us, 8x8, one thread). At a graph's edges the twin also takes a
+against 33-63 us, 8x8, one thread). At a graph's edges the twin also takes a
 complex operand as it is (``view_as_real(x)`` → ``x``) and gives a complex
 result where only ``view_as_complex`` reads it: Inductor calls each of those
 views as an extern op (3-5 us with its checks), and a small product's graph is

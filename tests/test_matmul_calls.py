@@ -36,7 +36,8 @@ def cpp_kernel():
     assert _cpp_kernel_registered()
 
 
-SHAPES = [((5, 6), (6, 7)), ((3, 5, 6), (3, 6, 7)), ((2, 3, 5, 6), (6, 7)), ((3, 5, 6), (1, 6, 7))]
+SHAPES = [((5, 6), (6, 7)), ((3, 5, 6), (3, 6, 7)), ((2, 3, 5, 6), (6, 7)), ((3, 5, 6), (1, 6, 7)),
+          ((2, 3, 0), (0, 4)), ((2, 3, 5), (5, 0))]  # (empty K, empty N)
 
 
 @pytest.mark.parametrize("shapes", SHAPES)
