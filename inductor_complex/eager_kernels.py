@@ -37,7 +37,7 @@ import torch
 import torch.fx
 from torch.fx.experimental.symbolic_shapes import statically_known_true
 
-from .values import Pair, fake_value
+from .values import Pair, fake_value, real_dtype
 
 MATRIX_PRODUCTS = frozenset({"mm", "bmm", "matmul"})
 REASON = "eager's complex BLAS on the pairs (CPU; measured faster than the real GEMM forms, perf/results/matmul_forms_cpu_2026-11-30.md)"
@@ -86,9 +86,6 @@ def _as_complex(x: torch.Tensor, adjoint: bool) -> torch.Tensor:
     return x.mH if adjoint else x  # a lazy view: BLAS takes the adjoint as a flag
 
 
-_REAL_OF = {torch.complex64: torch.float32, torch.complex128: torch.float64}
-
-
 def _new_product(left, right, complex_out: bool) -> torch.Tensor:
     """An empty result of ``left @ right`` (complex operands, broadcast batch dims):
     complex, or its real pairs."""
@@ -99,7 +96,7 @@ def _new_product(left, right, complex_out: bool) -> torch.Tensor:
     # (torch.empty: new_empty of a lazily conjugated operand copies it first)
     if complex_out:
         return torch.empty(shape, dtype=left.dtype, device=left.device)
-    return torch.empty((*shape, 2), dtype=_REAL_OF[left.dtype], device=left.device)
+    return torch.empty((*shape, 2), dtype=real_dtype(left.dtype), device=left.device)
 
 
 def _complex_matmul(a, b, adjoint_a=False, adjoint_b=False, complex_out=False):
@@ -159,7 +156,7 @@ def _backward(ctx, grad):
 
 
 # torch.library.Library rather than custom_op, as the rotary CPU twins are (custom_op's
-# call costs more); with the Python autograd kernel a call still measured 45-60 us.
+# call costs more); with the Python autograd kernel a call still measured 33-63 us.
 _library = torch.library.Library("inductor_complex", "FRAGMENT")
 _library.define("complex_matmul_cpu(Tensor a, Tensor b, bool adjoint_a=False, bool adjoint_b=False) -> Tensor")
 _library.impl("complex_matmul_cpu", _complex_matmul, "CPU")

@@ -118,6 +118,14 @@ def copy_traced(graph: torch.fx.Graph, node: torch.fx.Node, traced: torch.fx.Gra
     return made, result
 
 
+def refresh_eager_input_vals(node: torch.fx.Node) -> None:
+    """Where AOTAutograd recorded the fake inputs of a custom op call (Inductor holds
+    the operands to their layouts), record those of the node's arguments now, after
+    a pass changed them."""
+    if "eager_input_vals" in node.meta:
+        node.meta["eager_input_vals"] = (map_arg(node.args, fake_value), map_arg(node.kwargs, fake_value))
+
+
 def propagate_fake_values(new_nodes, origin: torch.fx.Node, fake_mode, key: str, grad_enabled: bool = False) -> None:
     """Give ``new_nodes`` fake values and ``origin``'s provenance (stack trace)."""
     for new in new_nodes:

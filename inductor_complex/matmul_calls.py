@@ -16,8 +16,7 @@ import torch
 import torch.fx
 from torch.fx.experimental.symbolic_shapes import statically_known_true
 
-from .graph_meta import graph_fake_mode, propagate_fake_values
-from .values import fake_value
+from .graph_meta import graph_fake_mode, propagate_fake_values, refresh_eager_input_vals
 
 aten = torch.ops.aten
 _PARAMETERS = ("a", "b", "adjoint_a", "adjoint_b")
@@ -49,9 +48,7 @@ def call_kernel_op(graph: torch.fx.Graph) -> int:
         node.target = torch.ops.inductor_complex.complex_matmul_cpu_kernel.default
         node.args, node.kwargs = (values["a"], values["b"], *adjoints, False), {}
         _take_edges_as_complex(graph, node, fake_mode)
-        if "eager_input_vals" in node.meta:  # the layouts Inductor holds the operands to: the twin's own
-            node.meta["eager_input_vals"] = (tuple(fake_value(a) if isinstance(a, torch.fx.Node) else a
-                                                   for a in node.args), {})
+        refresh_eager_input_vals(node)
     return len(nodes)
 
 

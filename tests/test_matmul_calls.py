@@ -97,13 +97,14 @@ def test_a_compiled_product_calls_the_twin_on_its_complex_edges(cpp_kernel, dtyp
 
 
 @pytest.mark.parametrize("dynamic", [False, True])
-def test_products_inside_pair_math_keep_pairs_and_eagers_numbers(cpp_kernel, dynamic):
+def test_products_inside_pair_math_call_the_twin_with_eagers_numbers_and_gradients(cpp_kernel, dynamic):
     def model(a, b, c):
         return ((a.mT @ b).exp() @ c).abs().sum(-1) + (b.mT @ a.conj()).real.sum(0)
 
     tensors = [torch.randn(*shape, dtype=torch.complex64, requires_grad=True) for shape in ((4, 6), (4, 5), (5, 3))]
     compiled = torch.compile(model, dynamic=dynamic, options=ComplexToRealPass(complex_blas_on_cpu=True).inductor_options())
-    got = compiled(*tensors)
+    got, codes = run_and_get_code(compiled, *tensors)
+    assert "complex_matmul_cpu_kernel" in codes[0][codes[0].index("def call("):]
     want = model(*tensors)
     assert_close(got, want)
     assert_close(torch.autograd.grad(got.sum(), tensors), torch.autograd.grad(want.sum(), tensors))

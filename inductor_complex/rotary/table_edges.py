@@ -19,6 +19,7 @@ import torch
 import torch.fx
 from torch.fx.experimental.symbolic_shapes import statically_known_true
 
+from ..graph_meta import refresh_eager_input_vals
 from ..values import fake_value
 
 aten = torch.ops.aten
@@ -74,14 +75,11 @@ def read_complex_tables(graph: torch.fx.Graph) -> int:
         if index is None or len(node.args) <= index:
             continue
         found = _complex_table(node.args[index])
-        recorded = node.meta.get("eager_input_vals")  # the layouts Inductor holds the operands to
-        if found is None or (recorded is not None and len(recorded[0]) <= index):
+        if found is None:
             continue
         table, chain = found
         node.update_arg(index, table)
-        if recorded is not None:
-            args, kwargs = recorded
-            node.meta["eager_input_vals"] = ((*args[:index], fake_value(table), *args[index + 1:]), kwargs)
+        refresh_eager_input_vals(node)
         for view in chain:  # from the op's side: each is unread once the one after it goes
             graph.erase_node(view)
         done += 1
