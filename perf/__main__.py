@@ -4,6 +4,7 @@
     python -m perf --quick --device cpu    # all subjects at small sizes, a few minutes
     python -m perf --tiny                  # CI: keeps the scripts working, numbers mean nothing
     python -m perf --only rope_train,fno_train --providers eager,stock,pass
+    python -m perf --quick --device cpu --dynamic   # every compile with dynamic=True
 
 Writes ``perf_<device>_<size>.{json,md,png}`` under ``--out``
 (default ``perf/results``). The CUDA rotary-kernel sweep (GB/s against the
@@ -46,6 +47,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", help="comma-separated subjects (default: all)")
     parser.add_argument("--providers", help=f"comma-separated providers (default: {','.join(PROVIDERS)})")
     parser.add_argument("--no-compile-cost", action="store_true", help="skip the compile-time measurements")
+    parser.add_argument("--dynamic", action="store_true",
+                        help="compile with dynamic=True (symbolic sizes, as after Dynamo sees a second size)")
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results")
     parser.add_argument("--debug", action="store_true", help="print tracebacks of failing providers")
     args = parser.parse_args(argv)
@@ -59,14 +62,15 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for name in subjects:
         print(f"{name} ...", file=sys.stderr, flush=True)
-        rows += run_subject(name, size, args.device, providers, rounds, min_sample_ms, debug=args.debug)
+        rows += run_subject(name, size, args.device, providers, rounds, min_sample_ms, debug=args.debug,
+                            dynamic=args.dynamic)
     costs = []
     if not args.no_compile_cost:
         print("compile cost ...", file=sys.stderr, flush=True)
         costs = compile_cost.llama_stacks(depths, args.device)
         if size != "tiny":  # (each takes tens of seconds to compile on a CPU)
             costs += compile_cost.inverse_trig(device=args.device)
-    paths = report.write(rows, costs, args.out, args.device, size)
+    paths = report.write(rows, costs, args.out, args.device, size, dynamic=args.dynamic)
     print(paths["md"].read_text())
     print("wrote " + ", ".join(str(p) for p in paths.values()), file=sys.stderr)
     # torch's own complex wrapper is experimental: its failures are results, not ours.

@@ -9,11 +9,14 @@ where the installed torch has it); ``limit`` (the case's limit, compiled).
 
 Each compiled provider gets its own ``torch.compile`` object: Dynamo guards
 its cache entries on the backend, so one provider never runs another's code.
+With ``dynamic=True`` every compiled provider is compiled with symbolic sizes
+(``torch.compile(dynamic=True)``), as Dynamo does after it sees a second size.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 from typing import Callable
 
 import torch
@@ -36,16 +39,17 @@ def _torch_wrapper_config():
     return config.patch(enable_complex_wrapper=True)
 
 
-def build(provider: str, case: Case, device: str) -> tuple[Callable, contextlib.AbstractContextManager]:
+def build(provider: str, case: Case, device: str, dynamic: bool = False) -> tuple[Callable, contextlib.AbstractContextManager]:
     """(callable of ``case.inputs``, the context its first calls, which
     compile, must run in)."""
     none = contextlib.nullcontext()
+    torch_compile = functools.partial(torch.compile, dynamic=True if dynamic else None)
     if provider == "eager":
         return case.forward, none
     if provider == "stock":
-        return torch.compile(case.forward), none
+        return torch_compile(case.forward), none
     if provider == "pass":
-        return torch.compile(case.forward, options=ComplexToRealPass(fused_rotary=False).inductor_options()), none
+        return torch_compile(case.forward, options=ComplexToRealPass(fused_rotary=False).inductor_options()), none
     if provider == "pass_fused":
         if not case.rotary:
             raise Unavailable("no rotary idiom in this case")
@@ -54,18 +58,18 @@ def build(provider: str, case: Case, device: str) -> tuple[Callable, contextlib.
 
             if not rotary_cpu.available():
                 raise Unavailable(f"the CPU rotary kernel could not be built: {rotary_cpu.unavailable_reason()}")
-        return torch.compile(case.forward, options=ComplexToRealPass(fused_rotary=True).inductor_options()), none
+        return torch_compile(case.forward, options=ComplexToRealPass(fused_rotary=True).inductor_options()), none
     if provider == "pass_cpu_blas":
         if not case.complex_matmul:
             raise Unavailable("no complex matrix product in this case")
         if device != "cpu":
             raise Unavailable("the complex BLAS choice applies on CPU only")
         complex_pass = ComplexToRealPass(fused_rotary=False, complex_blas_on_cpu=True)
-        return torch.compile(case.forward, options=complex_pass.inductor_options()), none
+        return torch_compile(case.forward, options=complex_pass.inductor_options()), none
     if provider == "torch_wrapper":
-        return torch.compile(case.forward), _torch_wrapper_config()
+        return torch_compile(case.forward), _torch_wrapper_config()
     if provider == "limit":
         if case.limit is None:
             raise Unavailable("no limit defined for this case")
-        return torch.compile(case.limit), none
+        return torch_compile(case.limit), none
     raise ValueError(f"unknown provider {provider!r}; choose from {', '.join(PROVIDERS)}")

@@ -48,10 +48,11 @@ def _cell(row: Row) -> str:
     return f"{row.median_ms:.3g}{speed}"
 
 
-def markdown(rows: list[Row], costs: list[CompileCost], env: dict, size: str) -> str:
+def markdown(rows: list[Row], costs: list[CompileCost], env: dict, size: str, dynamic: bool = False) -> str:
     providers = [p for p in PROVIDERS if any(r.provider == p for r in rows)]
+    shapes = ", dynamic shapes: every compile with dynamic=True" if dynamic else ""
     lines = [
-        f"# Benchmarks on {env['device_name']} ({size} sizes)",
+        f"# Benchmarks on {env['device_name']} ({size} sizes{shapes})",
         "",
         f"torch {env['torch']}, triton {env['triton']}, git {env['git_sha'][:12]}, {env['date']}.",
         "Cells: median ms per step over interleaved rounds (speed relative to stock compile: above 1 is faster);",
@@ -88,7 +89,7 @@ def markdown(rows: list[Row], costs: list[CompileCost], env: dict, size: str) ->
     return "\n".join(lines) + "\n"
 
 
-def plot(rows: list[Row], path: Path, env: dict) -> Path | None:
+def plot(rows: list[Row], path: Path, env: dict, dynamic: bool = False) -> Path | None:
     """Speed relative to stock compile, a bar per provider per subject."""
     try:
         import matplotlib
@@ -109,7 +110,8 @@ def plot(rows: list[Row], path: Path, env: dict) -> Path | None:
     ax.set_yticks([s + 0.4 - height / 2 for s in range(len(subjects))], subjects)
     ax.invert_yaxis()
     ax.set_xlabel("speed relative to stock torch.compile (median step time; > 1 is faster)")
-    ax.set_title(f"{env['device_name']}, torch {env['torch']}, git {env['git_sha'][:8]}", fontsize=9)
+    shapes = ", dynamic shapes" if dynamic else ""
+    ax.set_title(f"{env['device_name']}, torch {env['torch']}, git {env['git_sha'][:8]}{shapes}", fontsize=9)
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
@@ -117,19 +119,20 @@ def plot(rows: list[Row], path: Path, env: dict) -> Path | None:
     return path
 
 
-def write(rows: list[Row], costs: list[CompileCost], out_dir: Path, device: str, size: str) -> dict[str, Path]:
+def write(rows: list[Row], costs: list[CompileCost], out_dir: Path, device: str, size: str,
+          dynamic: bool = False) -> dict[str, Path]:
     env = environment(device)
     out_dir.mkdir(parents=True, exist_ok=True)
-    stem = out_dir / f"perf_{device}_{size}"
+    stem = out_dir / f"perf_{device}_{size}{'_dynamic' if dynamic else ''}"
     paths = {"json": stem.with_suffix(".json"), "md": stem.with_suffix(".md")}
     payload = {
-        "environment": env, "size": size,
+        "environment": env, "size": size, "dynamic": dynamic,
         "rows": [{**dataclasses.asdict(r), **env} for r in rows],
         "compile_cost": [{**dataclasses.asdict(c), "pass_share": c.pass_share, **env} for c in costs],
     }
     paths["json"].write_text(json.dumps(payload, indent=1) + "\n")
-    paths["md"].write_text(markdown(rows, costs, env, size))
-    png = plot(rows, stem.with_suffix(".png"), env)
+    paths["md"].write_text(markdown(rows, costs, env, size, dynamic))
+    png = plot(rows, stem.with_suffix(".png"), env, dynamic)
     if png is not None:
         paths["png"] = png
     return paths

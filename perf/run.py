@@ -80,7 +80,7 @@ def _max_error(actual: list[torch.Tensor], expected: list[torch.Tensor]) -> floa
 
 
 def run_subject(name: str, size: str, device: str, providers=PROVIDERS, rounds: int = 10,
-                min_sample_ms: float = 5.0, debug: bool = False) -> list[Row]:
+                min_sample_ms: float = 5.0, debug: bool = False, dynamic: bool = False) -> list[Row]:
     torch._dynamo.reset()  # each subject compiles afresh; Dynamo's per-code cache limit is not shared
     case = SUBJECTS[name](size, device)
     torch.manual_seed(1)
@@ -96,7 +96,7 @@ def run_subject(name: str, size: str, device: str, providers=PROVIDERS, rounds: 
         row = Row(name, size, provider, "ok", note=case.note)
         rows[provider] = row
         try:
-            fn, context = build(provider, case, device)
+            fn, context = build(provider, case, device, dynamic)
             is_limit = provider == "limit"
             step = _stepper(fn, case, limit_grads if is_limit else output_grads)
             with context:

@@ -73,3 +73,34 @@ def test_compile_cost_measures_the_pass(tiny_run):
         assert cost["pass_calls"] >= 2  # the pre-grad pass and the post-grad one, forward and backward
         assert 0 < cost["pass_s"] < cost["compile_s"] and math.isfinite(cost["pass_share"])
     assert costs[1]["graph_nodes"] > costs[0]["graph_nodes"]
+
+
+def test_dynamic_runs_compile_once_for_every_size(tmp_path):
+    # `--dynamic` compiles with symbolic sizes: a second batch size reuses the compile.
+    import torch
+    from torch._dynamo.utils import counters
+
+    from perf.providers import build
+    from perf.subjects import rope_decode
+
+    case = rope_decode("tiny", "cpu")
+    fn, _ = build("pass", case, "cpu", dynamic=True)
+    torch._dynamo.reset()
+    counters.clear()
+    q, k, table = case.inputs
+    with torch.no_grad():
+        for batch in (3, 5):
+            fn(q[:1].expand(batch, *q.shape[1:]).clone(), k[:1].expand(batch, *k.shape[1:]).clone(), table)
+    assert counters["stats"]["unique_graphs"] == 1
+
+    out = tmp_path / "dynamic"
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    done = subprocess.run([sys.executable, "-m", "perf", "--tiny", "--device", "cpu", "--dynamic", "--no-compile-cost",
+                           "--only", "rope_decode,complex_matmul_train", "--providers", "eager,stock,pass",
+                           "--out", str(out)], cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=1200)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    results = json.loads((out / "perf_cpu_tiny_dynamic.json").read_text())
+    assert results["dynamic"] is True
+    for row in results["rows"]:
+        assert row["status"] == "ok" and row["max_error"] <= 5e-2, row
+    assert "dynamic shapes" in (out / "perf_cpu_tiny_dynamic.md").read_text().splitlines()[0]

@@ -144,6 +144,33 @@ def test_compiled_llama_rope_runs_the_c_kernel_with_eagers_numbers(dtype):
         assert torch.equal(a, b)
 
 
+def test_the_default_gives_ropes_of_dynamic_size_the_kernel_with_eagers_numbers():
+    # Small enough that a static compile keeps Inductor's pair math; a dynamic
+    # batch may grow past the threshold, so the default calls the kernel.
+    freqs_cis = precompute_freqs_cis(16, 8)
+
+    def rope(x):  # q and k from one tensor share the batch symbol: one call for both
+        return apply_rotary_emb_complex(x[:, :, :4], x[:, :, 4:], freqs_cis)
+
+    compiled = torch.compile(rope, options=ComplexToRealPass().inductor_options())
+    torch._dynamo.reset()
+    counters.clear()
+    for batch in (3, 5):
+        x = torch.randn(batch, 8, 6, 16, requires_grad=True)
+        torch._dynamo.mark_dynamic(x, 0)
+        want = rope(x)
+        cotangents = [torch.randn_like(w) for w in want]
+        want_grad = torch.autograd.grad(want, x, cotangents)
+        launches = rotary_cpu.launches()
+        got = compiled(x)
+        assert rotary_cpu.launches() == launches + 1
+        (grad,) = torch.autograd.grad(got, x, cotangents)
+        assert rotary_cpu.launches() == launches + 2
+        assert all(torch.equal(a, b) for a, b in zip((*got, grad), (*want, *want_grad)))
+    assert counters["stats"]["unique_graphs"] == 1  # one compile served both batches
+    assert counters["inductor_complex"]["fused"] == 2
+
+
 def test_compiled_code_calls_the_kernel_from_cpp_without_python_between():
     if not rotary_cpu.op_kernel_registered():
         pytest.skip(f"the C++ registration was not built: {rotary_cpu.op_kernel_unregistered_reason()}")

@@ -186,9 +186,20 @@ class GraphModule(torch.nn.Module):
         complex_pass(gm.graph)
         report = complex_pass.last_report
         self.assertEqual(len(_fused(report)), 0)
-        self.assertEqual(_refusals(report), ["48 pairs on CPU, below 16384 (or a dynamic size): the kernel's call "
+        self.assertEqual(_refusals(report), ["48 pairs on CPU, below 16384: the kernel's call "
                                              "measured slower than Inductor's code there; fused_rotary=True forces it"] * 2)
         self.assertEqual(report.count("bridged") + report.count("kept"), 0)
+
+    def test_default_mode_fuses_cpu_ropes_of_dynamic_size(self):
+        # The same small rope, dynamic: compiled code serves every size, large ones too.
+        table = precompute_freqs_cis(8, 6)
+        gm = dynamo_graph(lambda q, k: llama_apply_rotary_emb(q, k, table),
+                          torch.randn(2, 6, 2, 8), torch.randn(2, 6, 2, 8), dynamic=True)
+        complex_pass = inductor_complex.ComplexToRealPass()
+        complex_pass(gm.graph)
+        report = complex_pass.last_report
+        self.assertEqual(len(_fused(report)), 2, report.format())
+        self.assertEqual(_refusals(report), [])
 
     def test_default_mode_without_the_cpu_kernel_leaves_cpu_tensors_to_the_generic_rewrite(self):
         table = precompute_freqs_cis(8, 6)
