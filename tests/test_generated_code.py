@@ -18,8 +18,8 @@ from inductor_complex import ComplexToRealPass
 from inductor_complex.llama_rope import apply_rotary_emb_complex, precompute_freqs_cis
 
 
-def _code(fn, *args) -> str:
-    compiled = torch.compile(fn, options=ComplexToRealPass(fused_rotary=False).inductor_options())
+def _code(fn, *args, dynamic=None) -> str:
+    compiled = torch.compile(fn, dynamic=dynamic, options=ComplexToRealPass(fused_rotary=False).inductor_options())
     with torch.no_grad():
         expected = fn(*args)
         actual, codes = run_and_get_code(compiled, *args)
@@ -54,3 +54,18 @@ def test_product_chain_fuses_into_one_loop():
     z, w, v = (torch.randn(4, 16, dtype=torch.complex64) for _ in range(3))
     code = _code(lambda z, w, v: z * w * v, z, w, v)
     assert _counts(code) == (1, 1, 1), code
+
+
+def test_pairs_of_a_dynamic_reshape_keep_the_layout_of_their_input():
+    # Dynamo gives reshape(..., -1, 2) of a symbolic size a last dim of s // (s // 2);
+    # carried along, Inductor divided per element and copied the result once more.
+    def product(x, y):
+        xc = torch.view_as_complex(x.reshape(*x.shape[:-1], -1, 2))
+        yc = torch.view_as_complex(y.reshape(*y.shape[:-1], -1, 2))
+        return torch.view_as_real(xc * yc).flatten(-2)
+
+    torch._dynamo.reset()
+    code = _code(product, torch.randn(4, 32), torch.randn(4, 32), dynamic=True)
+    assert _counts(code) == (1, 1, 1), code
+    loads = re.findall(r"in_ptr\d+\[[^\]]*\]", code)  # (the output's row stride is 2 * (s // 2) itself)
+    assert loads and not any("div_floor" in a or "%" in a for a in loads), loads
