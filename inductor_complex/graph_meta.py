@@ -69,6 +69,10 @@ def fake_run(node: torch.fx.Node, fake_mode, grad_enabled: bool):
         return call(*values)
 
     with fake_mode, torch.set_grad_enabled(grad_enabled), torch._C._DisableAutocast():
+        if node.target is torch.complex and _any_symbolic(values):
+            # Its meta function casts with `to`, whose C++ kernel reads the strides as
+            # ints: with symbolic sizes that specialized them (a recompile per size).
+            return run()
         try:
             with no_python_dispatcher():
                 return run()
@@ -78,6 +82,11 @@ def fake_run(node: torch.fx.Node, fake_mode, grad_enabled: bool):
         # Some C++ kernels take only concrete sizes (constant_pad_nd): with
         # symbolic ones, the Python decomposition Dynamo itself ran.
         return run()
+
+
+def _any_symbolic(values) -> bool:
+    return any(isinstance(v, torch.Tensor) and any(isinstance(d, torch.SymInt) for d in (*v.shape, *v.stride()))
+               for v in values)
 
 
 def node_call(node: torch.fx.Node):

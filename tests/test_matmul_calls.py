@@ -14,6 +14,7 @@ import sys
 
 import pytest
 import torch
+from torch._dynamo.utils import counters
 from torch._inductor.utils import run_and_get_code
 from torch.testing import assert_close
 
@@ -123,6 +124,22 @@ def test_default_sends_a_64_cubed_product_to_the_twin_and_a_smaller_one_to_the_r
             assert_close(got, a @ b)
     finally:
         torch.set_num_threads(threads)
+
+
+def test_default_sends_a_product_of_dynamic_size_to_the_twin(cpp_kernel):
+    # 8x8 is far below the threshold, but a dynamic size may grow past it.
+    compiled = torch.compile(_product, dynamic=True, options=ComplexToRealPass().inductor_options())
+    a, b = torch.randn(8, 8, dtype=torch.complex64), torch.randn(8, 8, dtype=torch.complex64)
+    with torch.no_grad():
+        got, (code,) = run_and_get_code(compiled, a, b)
+    assert "complex_matmul_cpu_kernel" in code[code.index("def call("):]
+    assert_close(got, a @ b)
+    counters.clear()
+    for n in (12, 20):  # the same compile serves other sizes (the result's edge once specialized them)
+        a, b = torch.randn(n, n, dtype=torch.complex64), torch.randn(n, n, dtype=torch.complex64)
+        with torch.no_grad():
+            assert_close(compiled(a, b), a @ b)
+    assert counters["stats"]["unique_graphs"] == 0
 
 
 CHILD = """
