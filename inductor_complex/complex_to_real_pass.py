@@ -47,7 +47,7 @@ class ComplexToRealPass(CustomGraphPass):
         fused_rotary: send the complex rotary-embedding idiom to the fused
             kernel. ``None`` (default) decides per site: on for CUDA tensors
             when Triton works, and for CPU tensors under ``torch.compile``
-            when the C kernel builds and the rotated tensor holds 16384
+            when the C kernel builds and the rotated tensor holds 4096
             pairs or more (smaller ones measured faster unfused; not in aten graphs: AOTInductor's CPU
             runtime cannot call it). ``True`` forces it, ``False`` turns it off.
         complex_blas_on_cpu: under ``torch.compile``, send products of two

@@ -38,7 +38,9 @@ def main(rounds: int = 11, calls: int = 300) -> None:
             for name, fused in (("unfused", False), ("fused", True)):
                 # Dynamo keeps one compiled entry per backend, so both variants stay compiled.
                 options = ComplexToRealPass(fused_rotary=fused).inductor_options()
-                compiled[name] = torch.compile(apply_rotary_emb_complex, options=options)
+                # dynamic=False: after the first shape, automatic dynamic shapes would
+                # otherwise compile every later shape with symbolic sizes.
+                compiled[name] = torch.compile(apply_rotary_emb_complex, options=options, dynamic=False)
                 compiled[name](*args)
             times = {name: [] for name in compiled}
             for _ in range(rounds):

@@ -259,14 +259,18 @@ def _code_of_call(code: str) -> str:
     return code[code.index("def call("):]
 
 
+@pytest.mark.parametrize("table_dtype", [torch.float32, torch.float64])
 @pytest.mark.parametrize("table_batch", [1, 3])
-def test_the_cpu_ops_take_a_complex_table_as_its_pairs(table_batch):
+def test_the_cpu_ops_take_a_complex_table_as_its_pairs(table_batch, table_dtype):
+    # (the C++ kernel reads a complex table's data in place, with no view of its pairs)
     q, k = torch.randn(3, 4, 2, 16), torch.randn(3, 4, 1, 16)
-    table = torch.polar(torch.ones(table_batch, 4, 8), torch.randn(table_batch, 4, 8))
+    table = torch.polar(torch.ones(table_batch, 4, 8, dtype=table_dtype), torch.randn(table_batch, 4, 8, dtype=table_dtype))
     pairs = torch.view_as_real(table)
     ops = torch.ops.inductor_complex
     want = ops.rotary_embedding_cpu(q, k, pairs)
-    for got in (ops.rotary_embedding_cpu(q, k, table), ops.rotary_embedding_cpu(q, k, table.view(table_batch, 4, 1, 8))):
+    strided = table.transpose(1, 2).contiguous().transpose(1, 2)  # the same values, not contiguous
+    for given in (table, table.view(table_batch, 4, 1, 8), strided):
+        got = ops.rotary_embedding_cpu(q, k, given)
         assert all(torch.equal(a, b) for a, b in zip(got, want))
     assert torch.equal(ops.rotary_embedding_single_cpu(q, table), want[0])
     from inductor_complex.kernels import rotary as kernel  # the Python kernel, as a cache hit runs it first

@@ -28,7 +28,6 @@ GLUE_SOURCE = r"""
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/core/stack.h>
 #include <ATen/ops/empty.h>
-#include <ATen/ops/view_as_real.h>
 #include <ATen/Parallel.h>
 #include <atomic>
 #include <optional>
@@ -70,44 +69,69 @@ static c10::Stack call_python_kernel(const char* op_name, c10::Stack stack) {
 
 static at::Tensor head_dim_contiguous(const at::Tensor& x) { return x.stride(3) == 1 ? x : x.contiguous(); }
 
-static void check_input(const char* name, const at::Tensor& x, const at::Tensor& table) {
+/* The table as the kernel reads it: rows of S x D/2 pairs in the math type, a pointer
+   and a row stride (in real elements), no tensor views made (at decode shapes each
+   view cost more than the kernel's own work). */
+struct Table {
+    at::Tensor owner;  /* keeps the data alive: the table itself, or its converted copy */
+    const void* data;
+    int64_t rows, row_stride;
+    bool fp64;
+};
+
+/* A real table is pairs [Bt, S, D/2, 2]. Past autograd a graph may pass the complex
+   table it holds (rotary/table_edges.py): contiguous, the same elements in order. */
+static Table table_of(const at::Tensor& given, const at::Tensor& x) {
+    TORCH_CHECK(given.device().is_cpu(), "rotary_embedding_cpu: the table must be on the CPU, got ", given.device());
+    int64_t S = x.size(1), half = x.size(3) / 2;
+    Table t;
+    if (given.is_complex()) {
+        TORCH_CHECK(S > 0 && half > 0 && given.numel() % (S * half) == 0,
+                    "rotary_embedding_cpu: a complex table of ", given.sizes(), " does not hold whole rows of ",
+                    S, " positions by ", half, " pairs");
+        t.fp64 = given.scalar_type() == at::kComplexDouble;
+        bool math_type = t.fp64 || given.scalar_type() == at::kComplexFloat;  /* else complex32: convert */
+        t.owner = (math_type && given.is_contiguous()) ? given : given.to(t.fp64 ? at::kComplexDouble : at::kComplexFloat).contiguous();
+        t.rows = given.numel() / (S * half);
+        t.row_stride = S * half * 2;
+    } else {
+        TORCH_CHECK(given.dim() == 4 && given.size(3) == 2 && given.size(1) == S && given.size(2) == half,
+                    "rotary_embedding_cpu: the table must be pairs [Bt, S, D/2, 2] matching ", x.sizes(),
+                    ", got ", given.sizes());
+        t.fp64 = given.scalar_type() == at::kDouble;
+        at::ScalarType math = t.fp64 ? at::kDouble : at::kFloat;
+        t.owner = (given.scalar_type() == math && given.is_contiguous())
+                      ? given : given.to(math).contiguous();  /* small: one row per position */
+        t.rows = given.size(0);
+        t.row_stride = t.owner.stride(0);
+    }
+    t.data = t.owner.data_ptr();
+    return t;
+}
+
+static void check_input(const char* name, const at::Tensor& x, const Table& table, int64_t S, int64_t D) {
     TORCH_CHECK(x.device().is_cpu() && x.dim() == 4, "rotary_embedding_cpu: ", name,
                 " must be a 4-d CPU tensor [B, S, H, D], got ", x.sizes(), " on ", x.device());
-    TORCH_CHECK(x.size(3) % 2 == 0 && table.size(1) == x.size(1) && table.size(2) * 2 == x.size(3) &&
-                    (table.size(0) == 1 || table.size(0) == x.size(0)),
-                "rotary_embedding_cpu: ", name, " ", x.sizes(), " does not match the table ", table.sizes());
+    TORCH_CHECK(x.size(1) == S && x.size(3) == D && (table.rows == 1 || table.rows == x.size(0)),
+                "rotary_embedding_cpu: ", name, " ", x.sizes(), " does not match the table (", table.rows,
+                " rows of ", S, " positions, head dim ", D, ")");
 }
 
-/* The table as real pairs [Bt, S, D/2, 2]: past autograd a graph may pass the complex
-   table it holds (rotary/table_edges.py), contiguous, with the same elements in order. */
-static at::Tensor table_pairs(const at::Tensor& table, const at::Tensor& x) {
-    if (!table.is_complex()) return table;
-    TORCH_CHECK(x.dim() == 4 && x.size(1) > 0 && x.size(3) >= 2 &&
-                    table.numel() % (x.size(1) * (x.size(3) / 2)) == 0,
-                "rotary_embedding_cpu: a complex table of ", table.sizes(), " does not hold whole rows of ",
-                x.size(1), " positions by ", x.size(3) / 2, " pairs");
-    return at::view_as_real(table.contiguous()).reshape({-1, x.size(1), x.size(3) / 2, 2});
-}
-
-/* q [B, S, Hq, D] and, when given, k [B, S, Hk, D], rotated by table [Bt, S, D/2, 2]. */
+/* q [B, S, Hq, D] and, when given, k [B, S, Hk, D], rotated by the table. */
 static std::tuple<at::Tensor, at::Tensor> rotate(const at::Tensor& q_in, const at::Tensor* k_in,
                                                  const at::Tensor& table_given,
                                                  std::optional<at::ScalarType> out_dtype, bool conjugate) {
-    at::Tensor table_in = table_pairs(table_given, q_in);
-    TORCH_CHECK(table_in.device().is_cpu() && table_in.dim() == 4 && table_in.size(3) == 2,
-                "rotary_embedding_cpu: the table must be a CPU tensor [Bt, S, D/2, 2], got ", table_in.sizes());
-    check_input("q", q_in, table_in);
+    TORCH_CHECK(q_in.dim() == 4 && q_in.size(3) % 2 == 0,
+                "rotary_embedding_cpu: q must be [B, S, H, D] with an even D, got ", q_in.sizes());
+    Table table = table_of(table_given, q_in);
+    check_input("q", q_in, table, q_in.size(1), q_in.size(3));
     if (k_in) {
-        check_input("k", *k_in, table_in);
+        check_input("k", *k_in, table, q_in.size(1), q_in.size(3));
         TORCH_CHECK(k_in->scalar_type() == q_in.scalar_type() && k_in->size(0) == q_in.size(0),
                     "rotary_embedding_cpu: q and k must share a dtype and a batch size");
     }
     at::ScalarType out = out_dtype.value_or(q_in.scalar_type());
-    bool math_fp64 = table_in.scalar_type() == at::kDouble;
-    rotary_fn fn = entry_points[element_code(q_in.scalar_type())][math_fp64][element_code(out)];
-    at::ScalarType math = math_fp64 ? at::kDouble : at::kFloat;
-    at::Tensor table = (table_in.scalar_type() == math && table_in.is_contiguous())
-                           ? table_in : table_in.to(math).contiguous();  /* small: one row per position */
+    rotary_fn fn = entry_points[element_code(q_in.scalar_type())][table.fp64][element_code(out)];
     at::Tensor q = head_dim_contiguous(q_in);
     int64_t B = q.size(0), S = q.size(1), Hq = q.size(2), D = q.size(3), Hk = 0;
     at::Tensor q_out = at::empty({B, S, Hq, D}, q.options().dtype(out)), k, k_out;
@@ -123,7 +147,7 @@ static std::tuple<at::Tensor, at::Tensor> rotate(const at::Tensor& q_in, const a
         int failed = fn(q.data_ptr(), q_out.data_ptr(), Hq, q.stride(0), q.stride(1), q.stride(2),
                         Hk ? k.data_ptr() : nullptr, Hk ? k_out.data_ptr() : nullptr, Hk,
                         Hk ? k.stride(0) : 0, Hk ? k.stride(1) : 0, Hk ? k.stride(2) : 0,
-                        table.data_ptr(), table.size(0) != 1 ? table.stride(0) : 0, B, S, D / 2,
+                        table.data, table.rows != 1 ? table.row_stride : 0, B, S, D / 2,
                         conjugate, threads);
         TORCH_CHECK(!failed, "rotary_embedding_cpu: out of memory for the table buffer");
     }

@@ -214,13 +214,15 @@ def _kernel_refusal(site: RotarySite, fused_rotary: bool | None, dynamo_graph: b
 
 
 # Below this many complex elements (pairs) per rotated tensor the CPU kernel's
-# extern call measured slower than Inductor's code for the pair math: decode
-# steps and small layers. With the C++ registration (`python -m
-# perf.rope_cpu_threshold`, one thread, S=1, medians): 128-8192 pairs per q took
-# 68-147 us fused against 49-118 unfused; 16384 pairs 105-150 against 96-146
-# (3-9% slower, two runs); 32768 pairs 124-206 against 736-831. The crossover
-# lies between the last two; the threshold sits at its lower end.
-CPU_KERNEL_MIN_PAIRS = 16384
+# extern call is no faster than Inductor's code for the pair math (tiny decode
+# steps). `python -m perf.rope_cpu_threshold` (one thread, S=1, static shapes,
+# 2026-12-05, two runs): 128 and 1024 pairs per q took 59-64 us fused against
+# 58-67 unfused (a tie); from 4096 pairs the kernel won both runs (62-65 against
+# 65-69; 16384: 70-71 against 90-91). Training steps (B=1-4, S=4-16, 8/2 heads,
+# D=64) agreed: 4096 pairs 402-437 us fused against 411-465. (Until the C++ glue
+# read a complex table without views, each call cost ~17 us more and the
+# crossover sat at 16384.)
+CPU_KERNEL_MIN_PAIRS = 4096
 
 
 def _too_small_for_cpu_kernel(value: torch.Tensor) -> str | None:
@@ -239,7 +241,7 @@ def _too_small_for_cpu_kernel(value: torch.Tensor) -> str | None:
     if not statically_known_true(pairs < CPU_KERNEL_MIN_PAIRS):
         return None
     return (f"{pairs} pairs on CPU, below {CPU_KERNEL_MIN_PAIRS}: the kernel's call "
-            "measured slower than Inductor's code there; fused_rotary=True forces it")
+            "measured no faster than Inductor's code there; fused_rotary=True forces it")
 
 
 def _pair_up(sites: list[RotarySite], order: dict[Node, int]) -> list[list[RotarySite]]:
