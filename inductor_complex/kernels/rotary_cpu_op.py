@@ -96,8 +96,8 @@ static Table table_of(const at::Tensor& given, const at::Tensor& x) {
         t.row_stride = S * half * 2;
     } else {
         TORCH_CHECK(given.dim() == 4 && given.size(3) == 2 && given.size(1) == S && given.size(2) == half,
-                    "rotary_embedding_cpu: the table must be pairs [Bt, S, D/2, 2] matching ", x.sizes(),
-                    ", got ", given.sizes());
+                    "rotary_embedding_cpu: ", x.sizes(), " does not match the table ", given.sizes(),
+                    " (real pairs [Bt, S, D/2, 2])");
         t.fp64 = given.scalar_type() == at::kDouble;
         at::ScalarType math = t.fp64 ? at::kDouble : at::kFloat;
         t.owner = (given.scalar_type() == math && given.is_contiguous())
@@ -122,7 +122,7 @@ static std::tuple<at::Tensor, at::Tensor> rotate(const at::Tensor& q_in, const a
                                                  const at::Tensor& table_given,
                                                  std::optional<at::ScalarType> out_dtype, bool conjugate) {
     TORCH_CHECK(q_in.dim() == 4 && q_in.size(3) % 2 == 0,
-                "rotary_embedding_cpu: q must be [B, S, H, D] with an even D, got ", q_in.sizes());
+                "rotary_embedding_cpu: q must be a 4-d CPU tensor [B, S, H, D] with an even D, got ", q_in.sizes());
     Table table = table_of(table_given, q_in);
     check_input("q", q_in, table, q_in.size(1), q_in.size(3));
     if (k_in) {
