@@ -243,8 +243,11 @@ FOR_MATH(f32) FOR_MATH(f64) FOR_MATH(bf16) FOR_MATH(f16)
 
 _COMMON_FLAGS = ["-O3", "-shared", "-fPIC", "-ffp-contract=off", "-fno-fast-math", "-x", "c++"]
 # Tried in order: the first set the compiler accepts is used.
+# -mno-avx512f: AVX-512 brings fused multiply-adds of its own, which GCC 12's vectorizer
+# forms from the scalar loop's (ac - bd, ad + bc) despite -ffp-contract=off (vfmaddsub,
+# seen on an AVX-512 machine: an ulp from eager's product); the kernel's vectors are AVX2.
 _FLAG_SETS = (
-    ["-march=native", "-mno-fma", "-fopenmp"],  # x86
+    ["-march=native", "-mno-fma", "-mno-avx512f", "-fopenmp"],  # x86
     ["-march=native", "-fopenmp"],  # other machines (no x86 -mno-fma)
     ["-fopenmp"],
     [],
