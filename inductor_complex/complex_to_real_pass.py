@@ -23,6 +23,7 @@ from torch._inductor.virtualized import V
 from .aten_lowering import lower_to_aten
 from .graph_meta import meta_key
 from .matmul_calls import call_kernel_op
+from .pair_planes import compute_pairs_in_planes
 from .report import COUNTER, Report
 from .rewrite import ComplexRewriter, GraphLeftUnchanged, graph_has_complex
 from .rotary.pattern import fuse_rotary_sites
@@ -59,17 +60,28 @@ class ComplexToRealPass(CustomGraphPass):
             for every one, ``False`` for none.
             Exported programs and AOTInductor always get the real GEMM form
             (their runtimes cannot call the op).
+        planes_on_cpu: past autograd on CPU, compute each piece of pair math
+            as separate real and imaginary planes, and move pairs in and out
+            of memory as one word each, so Inductor's loops vectorize
+            (:mod:`.pair_planes`). ``None`` (default) does so where the piece
+            holds enough pairs to pay for the extern views it adds (sizes
+            measured, ``pair_planes.MIN_PAIRS_PER_EXTERN_CALL``), ``True``
+            wherever it can, ``False`` nowhere. A piece whose loops would also
+            compute a transcendental function stays as it is either way
+            (their vector forms round otherwise). Not in AOTInductor's graphs.
     """
 
     lowers_to_aten = False  # see PostGradComplexToRealPass
 
-    def __init__(self, *, fused_rotary: bool | None = None, complex_blas_on_cpu: bool | None = None):
-        if fused_rotary is not None and not isinstance(fused_rotary, bool):  # 0 == False: not an option
-            raise TypeError(f"fused_rotary must be None, True or False, got {fused_rotary!r}")
-        if complex_blas_on_cpu is not None and not isinstance(complex_blas_on_cpu, bool):
-            raise TypeError(f"complex_blas_on_cpu must be None, True or False, got {complex_blas_on_cpu!r}")
+    def __init__(self, *, fused_rotary: bool | None = None, complex_blas_on_cpu: bool | None = None,
+                 planes_on_cpu: bool | None = None):
+        for name, value in (("fused_rotary", fused_rotary), ("complex_blas_on_cpu", complex_blas_on_cpu),
+                            ("planes_on_cpu", planes_on_cpu)):
+            if value is not None and not isinstance(value, bool):  # 0 == False: not an option
+                raise TypeError(f"{name} must be None, True or False, got {value!r}")
         self.fused_rotary = fused_rotary
         self.complex_blas_on_cpu = complex_blas_on_cpu
+        self.planes_on_cpu = planes_on_cpu
         if fused_rotary is not False:
             # Register the kernel ops now: a compile served from Inductor's caches
             # calls them without running the pass, which would have imported them.
@@ -81,7 +93,8 @@ class ComplexToRealPass(CustomGraphPass):
         self.reports: collections.deque[Report] = collections.deque(maxlen=REPORTS_KEPT)
         # The same rewrite after autograd (``enable()`` installs both); its
         # reports are those of the forward and backward aten graphs.
-        self.post_grad = None if self.lowers_to_aten else PostGradComplexToRealPass(complex_blas_on_cpu=complex_blas_on_cpu)
+        self.post_grad = None if self.lowers_to_aten else PostGradComplexToRealPass(
+            complex_blas_on_cpu=complex_blas_on_cpu, planes_on_cpu=planes_on_cpu)
 
     def __deepcopy__(self, memo):
         # Inductor deep-copies configs (AOTInductor's inductor_configs); the pass
@@ -89,7 +102,8 @@ class ComplexToRealPass(CustomGraphPass):
         return self
 
     def options(self) -> dict:
-        return {"fused_rotary": self.fused_rotary, "complex_blas_on_cpu": self.complex_blas_on_cpu}
+        return {"fused_rotary": self.fused_rotary, "complex_blas_on_cpu": self.complex_blas_on_cpu,
+                "planes_on_cpu": self.planes_on_cpu}
 
     def inductor_options(self) -> dict:
         """``torch.compile(model, options=p.inductor_options())``: this pass
@@ -168,22 +182,26 @@ class PostGradComplexToRealPass(ComplexToRealPass):
 
     lowers_to_aten = True
 
-    def __init__(self, *, complex_blas_on_cpu: bool | None = None):
+    def __init__(self, *, complex_blas_on_cpu: bool | None = None, planes_on_cpu: bool | None = None):
         # (rotary sites are fused before autograd)
-        super().__init__(fused_rotary=False, complex_blas_on_cpu=complex_blas_on_cpu)
+        super().__init__(fused_rotary=False, complex_blas_on_cpu=complex_blas_on_cpu, planes_on_cpu=planes_on_cpu)
 
     def __repr__(self) -> str:
-        return f"PostGradComplexToRealPass(complex_blas_on_cpu={self.complex_blas_on_cpu!r})"
+        return (f"PostGradComplexToRealPass(complex_blas_on_cpu={self.complex_blas_on_cpu!r}, "
+                f"planes_on_cpu={self.planes_on_cpu!r})")
 
     def __call__(self, graph: torch.fx.Graph) -> None:
         super().__call__(graph)
         if V.aot_compilation:
-            return  # (AOTInductor's graphs get neither op)
-        for step in (call_kernel_op, read_complex_tables):  # the kernel ops' calls, past autograd
+            return  # (AOTInductor's graphs get neither op, and its C++ wrapper no dtype views)
+        steps = [(call_kernel_op, {}), (read_complex_tables, {})]  # the kernel ops' calls, past autograd
+        if self.planes_on_cpu is not False:
+            steps.append((compute_pairs_in_planes, {"always": self.planes_on_cpu is True}))
+        for step, options in steps:
             try:
-                step(graph)
-            except Exception as error:  # the graph still runs as it was, only slower
-                log.warning("inductor_complex: %s failed (%s: %s); the calls it had not reached left as they were",
+                step(graph, **options)
+            except Exception as error:  # each change a step makes is whole: the graph still runs
+                log.warning("inductor_complex: %s failed (%s: %s); what it had not reached is left as it was",
                             step.__name__, type(error).__name__, error)
 
     def _rewriter_options(self, graph: torch.fx.Graph) -> dict:

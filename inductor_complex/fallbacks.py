@@ -15,8 +15,9 @@ import torch
 import torch._inductor.graph as inductor_graph
 from torch.utils._pytree import tree_leaves
 
-# Views that only reinterpret memory: no copy, no kernel, just an alias call.
-ZERO_COPY_VIEWS = frozenset({"aten.view_as_real.default", "aten.view_as_complex.default"})
+# Views that only reinterpret memory: no copy, no kernel, just an alias call
+# (``view.dtype``: complex64 as the int64 words pair math in planes reads and writes).
+ZERO_COPY_VIEWS = frozenset({"aten.view_as_real.default", "aten.view_as_complex.default", "aten.view.dtype"})
 # The one copy at the rewritten graph's edge: it gives a new complex output of an
 # inference graph a storage of its own (a view made under the no_grad the graph
 # runs in could not be written to).

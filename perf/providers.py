@@ -2,7 +2,9 @@
 
 ``eager``; ``stock`` (``torch.compile``); ``pass`` and ``pass_fused``
 (``torch.compile`` with ``ComplexToRealPass``'s defaults, the fused rotary
-kernel off / on: Triton on CUDA, the C kernel on CPU); ``pass_cpu_blas`` (the
+kernel off / on: Triton on CUDA, the C kernel on CPU); ``pass_scalar`` (the
+pass with ``planes_on_cpu=False``, fused rotary off: pair math as Inductor's
+scalar loops over pairs, as before pair math went into planes, on CPU); ``pass_cpu_blas`` (the
 pass with ``complex_blas_on_cpu=True``: every complex matrix product through
 eager's complex BLAS on the pairs, for the cases that have them, on CPU); ``torch_wrapper`` (stock with torch's own ``enable_complex_wrapper``,
 where the installed torch has it); ``limit`` (the case's limit, compiled).
@@ -25,7 +27,7 @@ from inductor_complex import ComplexToRealPass
 
 from .subjects import Case
 
-PROVIDERS = ("eager", "stock", "pass", "pass_fused", "pass_cpu_blas", "torch_wrapper", "limit")
+PROVIDERS = ("eager", "stock", "pass", "pass_fused", "pass_scalar", "pass_cpu_blas", "torch_wrapper", "limit")
 
 
 class Unavailable(Exception):
@@ -59,6 +61,11 @@ def build(provider: str, case: Case, device: str, dynamic: bool = False) -> tupl
             if not rotary_cpu.available():
                 raise Unavailable(f"the CPU rotary kernel could not be built: {rotary_cpu.unavailable_reason()}")
         return torch_compile(case.forward, options=ComplexToRealPass(fused_rotary=True).inductor_options()), none
+    if provider == "pass_scalar":
+        if device != "cpu":
+            raise Unavailable("pair math in planes applies on CPU only")
+        complex_pass = ComplexToRealPass(fused_rotary=False, planes_on_cpu=False)
+        return torch_compile(case.forward, options=complex_pass.inductor_options()), none
     if provider == "pass_cpu_blas":
         if not case.complex_matmul:
             raise Unavailable("no complex matrix product in this case")

@@ -1,9 +1,13 @@
-"""Where the fused CPU rotary kernel starts to beat the generic rewrite, at decode shapes.
+"""Where the fused CPU rotary kernel, and pair math in planes, start to pay, at decode shapes.
 
 Prints, per size, the median µs per compiled call of the Llama rope with
-``fused_rotary=False`` (Inductor's own code for the pair math) and ``True``
-(the extern call to the C kernel), timed interleaved in one process. The
-result sets ``CPU_KERNEL_MIN_PAIRS`` in ``inductor_complex/rotary/pattern.py``.
+``fused_rotary=False`` (Inductor's own code for the pair math) as a scalar
+loop (``planes_on_cpu=False``) and in planes (``True``: vector loops, plus an
+extern ``view.dtype`` call for each of q, k, the table and the two outputs),
+and with ``fused_rotary=True`` (the extern call to the C kernel), timed
+interleaved in one process. The results set ``CPU_KERNEL_MIN_PAIRS`` in
+``inductor_complex/rotary/pattern.py`` and ``MIN_PAIRS_PER_EXTERN_CALL`` in
+``inductor_complex/pair_planes.py``.
 Run on a quiet core: ``OMP_NUM_THREADS=1 taskset -c 1 python -m perf.rope_cpu_threshold``.
 """
 
@@ -19,6 +23,7 @@ from inductor_complex.llama_rope import apply_rotary_emb_complex, precompute_fre
 
 # (batch, q heads, kv heads, head dim) at S=1: 128 to 32768 pairs per q.
 SHAPES = ((1, 4, 1, 64), (4, 8, 2, 64), (16, 8, 2, 64), (16, 16, 4, 64), (16, 32, 8, 64), (16, 32, 8, 128))
+VARIANTS = (("scalar", False, False), ("planes", False, True), ("fused", True, False))  # (name, fused, planes)
 
 
 def _time(fn, args, calls: int) -> float:
@@ -35,9 +40,9 @@ def main(rounds: int = 11, calls: int = 300) -> None:
                 precompute_freqs_cis(head_dim, 100)[50:51])
         compiled = {}
         with torch.no_grad():
-            for name, fused in (("unfused", False), ("fused", True)):
-                # Dynamo keeps one compiled entry per backend, so both variants stay compiled.
-                options = ComplexToRealPass(fused_rotary=fused).inductor_options()
+            for name, fused, planes in VARIANTS:
+                # Dynamo keeps one compiled entry per backend, so every variant stays compiled.
+                options = ComplexToRealPass(fused_rotary=fused, planes_on_cpu=planes).inductor_options()
                 # dynamic=False: after the first shape, automatic dynamic shapes would
                 # otherwise compile every later shape with symbolic sizes.
                 compiled[name] = torch.compile(apply_rotary_emb_complex, options=options, dynamic=False)

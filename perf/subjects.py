@@ -215,6 +215,19 @@ def lru_train(size, device):
                 note=f"d_model {d_model} states {n_state} L={length} (sequential scan) B={batch}")
 
 
+def complex_product(a, b):
+    return a * b
+
+
+def complex_product_inference(size, device):
+    """A lone elementwise product of two complex inputs: nothing for the pass's code to
+    fuse with, so stock's one call of eager's vectorized complex kernel is its bar."""
+    n = _pick(size, device, 64, 1 << 20, 1 << 22, 1 << 24)
+    torch.manual_seed(0)
+    a, b = (torch.randn(n, dtype=torch.complex64, device=device) for _ in range(2))
+    return Case(complex_product, (a, b), False, note=f"complex64 a * b, {n} elements")
+
+
 def complex_matmul(a, b):
     return a @ b
 
@@ -242,4 +255,5 @@ SUBJECTS: dict[str, Callable[[str, str], Case]] = {
     "s4d_train": s4d_train,
     "lru_train": lru_train,
     "complex_matmul_train": complex_matmul_train,
+    "complex_product_inference": complex_product_inference,
 }

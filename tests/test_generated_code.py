@@ -4,8 +4,11 @@ The product ``a * b`` is ``a·b.re + (i·a)·b.im`` on pairs, and ``i·a`` is a
 flip of the pair dim with one part negated: pointwise, so each output is one
 fused loop reading its inputs once. (The earlier ``stack((-im, re))`` lowered
 to a concat that Inductor wrote to a buffer of its own and read back: two
-extra loops and a buffer per tensor.) Counted in the code Inductor emits:
-kernels, loop nests and allocated buffers."""
+extra loops and a buffer per tensor.) Past autograd, pair math in planes
+(``pair_planes.py``) makes that loop run along the complex elements, not
+their pairs of parts, so it vectorizes: pairs load and store as int64 words.
+Counted in the code Inductor emits: kernels, loop nests, allocated buffers,
+vector loads and loops over a pair."""
 
 from __future__ import annotations
 
@@ -18,8 +21,9 @@ from inductor_complex import ComplexToRealPass
 from inductor_complex.llama_rope import apply_rotary_emb_complex, precompute_freqs_cis
 
 
-def _code(fn, *args, dynamic=None) -> str:
-    compiled = torch.compile(fn, dynamic=dynamic, options=ComplexToRealPass(fused_rotary=False).inductor_options())
+def _code(fn, *args, dynamic=None, planes=False) -> str:
+    options = ComplexToRealPass(fused_rotary=False, planes_on_cpu=planes).inductor_options()
+    compiled = torch.compile(fn, dynamic=dynamic, options=options)
     with torch.no_grad():
         expected = fn(*args)
         actual, codes = run_and_get_code(compiled, *args)
@@ -33,6 +37,15 @@ def _counts(code: str) -> tuple[int, int, int]:
     loops = len(re.findall(r"for\(int64_t x0=", code))
     buffers = len(re.findall(r"\bbuf\d+ = empty_strided_cpu\(", code))
     return kernels, loops, buffers
+
+
+def _pair_loops(code: str) -> int:
+    """Loops that run over the two parts of a pair (``x < 2``; pick shapes with no other dim of 2)."""
+    return len(re.findall(r"for\(int64_t x\d+=static_cast<int64_t>\(0L\); x\d+<static_cast<int64_t>\(2L\)", code))
+
+
+def _vector_word_loads(code: str) -> int:
+    return code.count("at::vec::VectorizedN<int64_t,2>::loadu(")
 
 
 def test_rope_is_one_loop_per_output_with_no_intermediate_buffer():
@@ -69,3 +82,38 @@ def test_pairs_of_a_dynamic_reshape_keep_the_layout_of_their_input():
     assert _counts(code) == (1, 1, 1), code
     loads = re.findall(r"in_ptr\d+\[[^\]]*\]", code)  # (the output's row stride is 2 * (s // 2) itself)
     assert loads and not any("div_floor" in a or "%" in a for a in loads), loads
+
+
+# ------------------------------------------------------------ in planes
+
+
+def test_rope_in_planes_is_one_vector_loop_per_output_over_complex_elements():
+    q, k = torch.randn(3, 16, 4, 64), torch.randn(3, 16, 1, 64)  # (no other dim of 2)
+    code = _code(apply_rotary_emb_complex, q, k, precompute_freqs_cis(64, 16), planes=True)
+    _, loops, buffers = _counts(code)
+    assert (loops, buffers) == (2, 2), code  # a loop and a buffer per output, no buffer between
+    assert _pair_loops(code) == 0, code
+    assert _vector_word_loads(code) == 4, code  # q, k and the table (read by both), as words
+
+
+def test_complex_product_in_planes_is_one_vector_loop_into_its_output():
+    a, b = torch.randn(8, 32, dtype=torch.complex64), torch.randn(8, 32, dtype=torch.complex64)
+    code = _code(lambda a, b: a * b, a, b, planes=True)
+    assert _counts(code) == (1, 1, 1) and _pair_loops(code) == 0, code
+    assert _vector_word_loads(code) == 2, code
+    assert "aten.complex" not in code, code  # the result is a complex view of the words, no copy
+
+
+def test_product_chain_in_planes_fuses_into_one_vector_loop():
+    z, w, v = (torch.randn(4, 16, dtype=torch.complex64) for _ in range(3))
+    code = _code(lambda z, w, v: z * w * v, z, w, v, planes=True)
+    assert _counts(code) == (1, 1, 1) and _pair_loops(code) == 0, code
+    assert _vector_word_loads(code) == 3, code
+
+
+def test_default_puts_a_large_product_in_planes():
+    # Complex inputs and a complex result: words replace Inductor's view_as_real and
+    # the copy out, so planes cost no extern call and the default takes any size.
+    a, b = torch.randn(64, 64, dtype=torch.complex64), torch.randn(64, 64, dtype=torch.complex64)
+    code = _code(lambda a, b: a * b, a, b, planes=None)
+    assert _pair_loops(code) == 0 and _vector_word_loads(code) == 2, code

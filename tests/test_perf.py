@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-OURS = ("eager", "stock", "pass")
+OURS = ("eager", "stock", "pass", "pass_scalar")  # (pass_scalar: the pass without planes, on CPU)
 
 
 @pytest.fixture(scope="module")
