@@ -130,6 +130,10 @@ def _positions(start, end, step) -> list[int]:
     return list(range(2))[slice(start, end, step)]
 
 
+def _lazy_bits(value) -> bool:
+    return isinstance(value, torch.Tensor) and (value.is_conj() or value.is_neg())
+
+
 def _same_sizes(a, b) -> bool:
     return (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.dtype == b.dtype
             and a.ndim == b.ndim and all(statically_known_true(x == y) for x, y in zip(a.shape, b.shape)))
@@ -215,9 +219,11 @@ class PairsInMemory(NodeMaker):
     def _make_words(self, node):
         value = fake_value(node)
         word = WORDS.get(value.dtype)
-        if word is None:
+        if word is None or _lazy_bits(value):
             return None
         base = node.args[0] if node.op == "call_function" and node.args else None
+        if isinstance(base, torch.fx.Node) and _lazy_bits(_value(base)):
+            return None  # (view.dtype refuses a tensor with the conj or neg bit)
         if node.target is aten.view_as_real.default and fake_value(base).dtype == word.complex:
             with self._inserting_after(node):  # one view of the complex tensor, not two
                 return self(aten.view.dtype, base, word.word)
@@ -308,6 +314,31 @@ def _pieces(graph: torch.fx.Graph, constant: set) -> list[list[torch.fx.Node]]:
     for node in members:
         pieces.setdefault(root(node), []).append(node)
     return list(pieces.values())
+
+
+def _mixes_parts(members: list, constant: set) -> bool:
+    """Some op of the piece reads across the pair dim (a flip of it, a part broadcast
+    over it, a part read, a cat or scatter along it, a [2] mask): pair math. Without
+    one the pair dim is a dim like any other, whose loops Inductor already vectorizes."""
+    for node in members:
+        last = _last(node)
+        for arg in node.all_input_nodes:
+            value = _value(arg)
+            if isinstance(value, torch.Tensor) and value.ndim and (
+                    statically_known_true(value.shape[-1] == 1) or (arg in constant and is_pair(value))):
+                return True
+        name = _name(node)
+        if name == "rev" and any(_dim(d, last + 1) == last for d in node.args[1]):
+            return True
+        if name in ("cat", "select_scatter", "slice_scatter"):
+            dim = node.args[1] if name == "cat" else node.args[2]
+            if _dim(dim, last + 1) == last:
+                return True
+        for reader in node.users:
+            if reader.target in (aten.select.int, aten.slice.Tensor) and reader.args[0] is node \
+                    and _dim(reader.args[1], last + 1) == last:
+                return True
+    return False
 
 
 def _inexact_nearby(nodes, constant: set) -> str | None:
@@ -598,6 +629,8 @@ def compute_pairs_in_planes(graph: torch.fx.Graph, always: bool = False) -> int:
     for members in _pieces(graph, constant):
         piece, memory_before = Piece(graph, fake_mode, members, memory), len(memory.made)
         try:
+            if not _mixes_parts(members, constant):
+                raise Skip("nothing reads across its pair dim")
             inexact = _inexact_nearby(members, constant)
             if inexact is not None:
                 raise Skip(f"{inexact} would be vectorized")

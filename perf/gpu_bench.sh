@@ -20,6 +20,6 @@ tail -25 "$OUT/rope.log"
 timeout 230 python3 -m perf --device cuda --only llama_1b_train,llama_1b_prefill,llama_1b_decode,llama_8b_decode \
     --providers eager,stock,pass,pass_fused,limit --no-compile-cost --out "$OUT/llama" >"$OUT/llama.log" 2>&1
 tail -25 "$OUT/llama.log"
-timeout 150 python3 -m perf --device cuda --quick --only wan_block_train,fno_train,s4d_train,lru_train,complex_matmul_train \
+timeout 150 python3 -m perf --device cuda --quick --only wan_block_train,fno_train,s4d_train,lru_train,complex_matmul_train,complex_product_inference \
     --providers eager,stock,pass,limit --no-compile-cost --out "$OUT/models" >"$OUT/models.log" 2>&1
 tail -25 "$OUT/models.log"

@@ -276,7 +276,9 @@ def compile_with_pass(fn, backend: str, dynamic: bool = False):
     through AOTAutograd with eager kernels (``aot_eager``: the pre-grad pass
     only); or ``aot_eager_post_grad``: through AOTAutograd with Inductor's
     decompositions, the post-grad pass on each graph, eager kernels."""
-    complex_pass = ComplexToRealPass(fused_rotary=False)
+    # planes_on_cpu=True: the fuzzer's small programs would rarely pay for planes by
+    # default, and the planar form past autograd is the rewrite to check against eager.
+    complex_pass = ComplexToRealPass(fused_rotary=False, planes_on_cpu=True)
     if backend == "inductor":
         return torch.compile(fn, dynamic=dynamic, options=complex_pass.inductor_options())
     after = aot_eager if backend == "aot_eager" else _aot_with_inductors_decompositions(complex_pass.post_grad)

@@ -184,3 +184,37 @@ def test_planes_option_is_checked_and_keyed():
         ComplexToRealPass(planes_on_cpu=1)
     keys = {ComplexToRealPass(planes_on_cpu=v).uuid() for v in (None, True, False)}
     assert len(keys) == 3
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_half_precision_pairs_move_as_int32_words(dtype):
+    # A real rope-like piece on 16-bit pairs: 32-bit words, the same bits.
+    def rotate(x, t):
+        p = x.reshape(64, 128, 2)
+        return (p * t[:, :1] + p.flip(-1) * t[:, 1:]).reshape(64, 256)
+
+    code = _compare(rotate, [torch.randn(64, 256).to(dtype), torch.randn(128, 2).to(dtype)])
+    assert "torch.int32)" in code and _pair_loops(code) == 0, code
+
+
+def test_real_math_that_never_crosses_the_pair_dim_is_left_alone():
+    # A trailing dim of 2 that no op reads across: Inductor's flat loops vectorize it already.
+    code = _compare(lambda x: x * 2 + 1, [torch.randn(512, 2)])
+    assert "view.dtype" not in code, code
+
+
+@pytest.mark.parametrize("bits", ["neg", "conj"])
+def test_inputs_with_a_lazy_bit_are_not_read_as_words(bits):
+    # view.dtype refuses a tensor with the conj or neg bit (the fuzzer's finding: a
+    # neg-bit input written through .real under dynamic shapes failed to compile).
+    def write(x):
+        x.real.mul_(2)
+        return x * x
+
+    for dynamic in (True, False):
+        torch._dynamo.reset()
+        base = torch.randn(3, dtype=torch.complex64)
+        x = base._neg_view() if bits == "neg" else base.conj()
+        expected_base = base.clone()
+        expected = write(expected_base._neg_view() if bits == "neg" else expected_base.conj())
+        torch.testing.assert_close(_compile(write, True, dynamic=dynamic)(x), expected)
