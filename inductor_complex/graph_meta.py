@@ -13,6 +13,7 @@ from __future__ import annotations
 import torch
 import torch.fx
 from torch._dispatch.python import no_python_dispatcher
+from torch.fx.experimental.symbolic_shapes import statically_known_true
 from torch.fx.node import map_arg
 
 from .values import fake_value
@@ -160,3 +161,29 @@ class FakeRecordingTracer(torch.fx.proxy.GraphAppendingTracer):
         self.on_create(node)
         record_fake_value(node, self.origin, self.fake_mode, self.key, self.grad_enabled)
         return node
+
+
+# Layout facts about fake values, proven without guarding a symbolic size (a guard
+# added past autograd would pin that size).
+
+
+def statically_contiguous(value) -> bool:
+    """Contiguous as ``is_contiguous`` says (size-1 dims aside)."""
+    if not isinstance(value, torch.Tensor):
+        return False
+    expected = 1
+    for size, stride in reversed(list(zip(value.shape, value.stride()))):
+        if not (statically_known_true(size == 1) or statically_known_true(stride == expected)):
+            return False
+        expected = expected * size
+    return True
+
+
+def same_sizes(a, b) -> bool:
+    return (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.dtype == b.dtype
+            and a.ndim == b.ndim and all(statically_known_true(x == y) for x, y in zip(a.shape, b.shape)))
+
+
+def same_layout(a, b) -> bool:
+    """Same dtype, sizes and strides."""
+    return same_sizes(a, b) and all(statically_known_true(x == y) for x, y in zip(a.stride(), b.stride()))

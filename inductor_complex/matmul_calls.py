@@ -14,9 +14,8 @@ from __future__ import annotations
 
 import torch
 import torch.fx
-from torch.fx.experimental.symbolic_shapes import statically_known_true
 
-from .graph_meta import graph_fake_mode, propagate_fake_values, refresh_eager_input_vals
+from .graph_meta import graph_fake_mode, propagate_fake_values, refresh_eager_input_vals, same_layout
 
 aten = torch.ops.aten
 _PARAMETERS = ("a", "b", "adjoint_a", "adjoint_b")
@@ -52,13 +51,6 @@ def call_kernel_op(graph: torch.fx.Graph) -> int:
     return len(nodes)
 
 
-def _same_layout(a, b) -> bool:
-    if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.dtype == b.dtype and a.ndim == b.ndim):
-        return False
-    pairs = [*zip(a.shape, b.shape), *zip(a.stride(), b.stride())]
-    return all(statically_known_true(x == y) for x, y in pairs)  # (no guard on a symbolic size)
-
-
 def _take_edges_as_complex(graph: torch.fx.Graph, node: torch.fx.Node, fake_mode) -> None:
     """Skip the twin's edge views where its fake result proves the same layout; else leave it as it is."""
     views, adjoints = node.args[:2], node.args[2:4]
@@ -72,7 +64,7 @@ def _take_edges_as_complex(graph: torch.fx.Graph, node: torch.fx.Node, fake_mode
     expected = readers[0].meta.get("val") if complex_out else before
     node.args = (*operands, *adjoints, complex_out)
     propagate_fake_values([node], None, fake_mode, "val")
-    if not _same_layout(node.meta.get("val"), expected):
+    if not same_layout(node.meta.get("val"), expected):
         node.args = (*views, *adjoints, False)
         node.meta["val"] = before
         return

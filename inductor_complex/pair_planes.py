@@ -33,10 +33,14 @@ import logging
 
 import torch
 import torch.fx
+from torch._dynamo.utils import counters
 from torch.fx.experimental.symbolic_shapes import statically_known_true
 
-from .graph_meta import graph_fake_mode
-from .pair_words import WORDS, NodeMaker, contiguous, extern_view, is_pair
+from .graph_meta import graph_fake_mode, same_layout, same_sizes
+from .inductor_nodes import computed_by_inductor, in_memory, is_view, op_name, returned
+from .pair_words import (WORDS, NodeMaker, NoPlanarForm, PairsInMemory, dim_index, extern_view, fake_value_of, is_pair,
+                         last_dim, pair_positions, plane_view)
+from .report import COUNTER
 from .values import fake_value
 
 log = logging.getLogger(__name__)
@@ -59,88 +63,25 @@ _EXACT_ELEMENTWISE = frozenset({
 })
 
 
-class Skip(Exception):
-    """A piece that stays as it is (the reason)."""
-
-
-# ------------------------------------------------------------ what Inductor does with a node
-
-
-def _lowering():
-    from torch._inductor import lowering
-
-    return lowering
-
-
-def _name(node: torch.fx.Node) -> str:
-    target = node.target
-    return getattr(getattr(target, "overloadpacket", target), "__name__", str(target))
-
-
-def _value(node):
-    return fake_value(node) if isinstance(node, torch.fx.Node) else None
-
-
-def _is_view(node: torch.fx.Node) -> bool:
-    return node.op == "call_function" and (getattr(node.target, "is_view", False)
-                                           or node.target in (aten.reshape.default, aten._unsafe_view.default))
-
-
-def _computed_by_inductor(node: torch.fx.Node) -> bool:
-    """Inductor computes ``node`` in its own loops: no view, no extern op."""
-    if node.op != "call_function" or _is_view(node) or not isinstance(node.target, torch._ops.OpOverload):
-        return False
-    lowering = _lowering()
-    if node.target in lowering.fallbacks or node.target in lowering.needs_realized_inputs:
-        return False
-    return node.target in lowering.lowerings
-
-
-def _in_memory(node: torch.fx.Node) -> bool:
-    """Inductor reads ``node`` from memory: an input, an extern op's result, or a view of one."""
-    if node.op in ("placeholder", "get_attr"):
-        return True
-    if _is_view(node):
-        return isinstance(node.args[0], torch.fx.Node) and _in_memory(node.args[0])
-    return node.op == "call_function" and not _computed_by_inductor(node)
-
-
 def _exact_elementwise(node: torch.fx.Node) -> bool:
     """Elementwise, and rounded alike by Inductor's vector and scalar code."""
-    if torch.Tag.pointwise not in getattr(node.target, "tags", ()) or _name(node) not in _EXACT_ELEMENTWISE:
+    if torch.Tag.pointwise not in getattr(node.target, "tags", ()) or op_name(node) not in _EXACT_ELEMENTWISE:
         return False
     return node.kwargs.get("rounding_mode") is None  # (floor division's vector form is another formula)
 
 
-def _returned(node: torch.fx.Node) -> bool:
-    """The graph returns ``node`` or a view of it."""
-    return any(u.op == "output" or (_is_view(u) and _returned(u)) for u in node.users)
 
 
-def _last(node: torch.fx.Node) -> int:
-    return fake_value(node).ndim - 1
 
 
-def _dim(d, ndim: int) -> int:
-    return d + ndim if d < 0 else d
 
 
-def _positions(start, end, step) -> list[int]:
-    """The pair positions a slice of the pair dim takes."""
-    return list(range(2))[slice(start, end, step)]
 
 
-def _lazy_bits(value) -> bool:
-    return isinstance(value, torch.Tensor) and (value.is_conj() or value.is_neg())
 
 
-def _same_sizes(a, b) -> bool:
-    return (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.dtype == b.dtype
-            and a.ndim == b.ndim and all(statically_known_true(x == y) for x, y in zip(a.shape, b.shape)))
 
 
-def _same_layout(a, b) -> bool:
-    return _same_sizes(a, b) and all(statically_known_true(x == y) for x, y in zip(a.stride(), b.stride()))
 
 
 def _pairs(value) -> int:
@@ -150,130 +91,6 @@ def _pairs(value) -> int:
         node = count.node
         return node.shape_env.size_hint(node.expr) if node.has_hint() else 1 << 30
     return int(count)
-
-
-# ------------------------------------------------------------ planes of one view
-
-
-def plane_view(make: NodeMaker, node: torch.fx.Node, plane: torch.fx.Node) -> torch.fx.Node:
-    """``node`` (a view of a pair that keeps the pair dim last) applied to one plane (or to words)."""
-    last, args, name = _last(node.args[0]), node.args, _name(node)
-    if name in ("reshape", "view", "_unsafe_view"):
-        shape = list(args[1])
-        if not (isinstance(shape[-1], int) and shape[-1] == 2):
-            raise Skip(f"{name} moves the pair dim")
-        return make(node.target, plane, shape[:-1])
-    if name == "unsqueeze":
-        d = _dim(args[1], last + 2)
-        if d > last:
-            raise Skip("unsqueeze after the pair dim")
-        return make(aten.unsqueeze.default, plane, d)
-    if node.target is aten.squeeze.dim:
-        if _dim(args[1], last + 1) == last:
-            raise Skip("squeeze of the pair dim")
-        return make(aten.squeeze.dim, plane, _dim(args[1], last + 1))
-    if name == "permute":
-        perm = [_dim(d, last + 1) for d in args[1]]
-        if perm[-1] != last:
-            raise Skip("permute moves the pair dim")
-        return make(aten.permute.default, plane, perm[:-1])
-    if name == "expand":
-        sizes = list(args[1])
-        if not (isinstance(sizes[-1], int) and sizes[-1] in (2, -1)):
-            raise Skip("expand of the pair dim")
-        return make(aten.expand.default, plane, sizes[:-1])
-    if name in ("slice", "select"):
-        d = _dim(args[1] if len(args) > 1 else 0, last + 1)
-        if d == last:
-            raise Skip(f"{name} of the pair dim")
-        return make(node.target, plane, d, *args[2:])
-    if name in ("alias", "detach"):
-        return plane
-    raise Skip(f"no planar form of the view {node.target}")
-
-
-# ------------------------------------------------------------ pairs in memory
-
-
-class PairsInMemory(NodeMaker):
-    """The planes of pairs Inductor reads from memory, through their words; made once
-    per graph, just after the pairs, and shared by every piece that reads them."""
-
-    def __init__(self, graph: torch.fx.Graph, fake_mode):
-        super().__init__(graph, fake_mode)
-        self._words: dict = {}
-        self._planes: dict = {}
-        placeholders = graph.find_nodes(op="placeholder")
-        self._after_inputs = placeholders[-1] if placeholders else None
-
-    def _inserting_after(self, node: torch.fx.Node):
-        anchor = self._after_inputs if node.op == "placeholder" else node
-        return self.graph.inserting_before(anchor.next)
-
-    def words(self, node: torch.fx.Node) -> torch.fx.Node | None:
-        """``node``'s words through views only (None where Inductor would copy to make them)."""
-        if node not in self._words:
-            self._words[node] = self._make_words(node)
-        return self._words[node]
-
-    def _make_words(self, node):
-        value = fake_value(node)
-        word = WORDS.get(value.dtype)
-        if word is None or _lazy_bits(value):
-            return None
-        base = node.args[0] if node.op == "call_function" and node.args else None
-        if isinstance(base, torch.fx.Node) and _lazy_bits(_value(base)):
-            return None  # (view.dtype refuses a tensor with the conj or neg bit)
-        if node.target is aten.view_as_real.default and fake_value(base).dtype == word.complex:
-            with self._inserting_after(node):  # one view of the complex tensor, not two
-                return self(aten.view.dtype, base, word.word)
-        if _is_view(node) and is_pair(_value(base)) and _in_memory(base) and self.words(base) is not None:
-            with self._inserting_after(node):
-                return plane_view(self, node, self.words(base))
-        if contiguous(value):  # (a strided tensor Inductor would copy before viewing it)
-            with self._inserting_after(node):
-                return self(aten.squeeze.dim, self(aten.view.dtype, node, word.word), -1)
-        return None
-
-    def planes(self, node: torch.fx.Node) -> tuple | None:
-        """``node``'s two planes, read through its words; None if it has none."""
-        if node not in self._planes:
-            try:
-                words = self.words(node)
-            except Skip:
-                words = None
-            if words is None:
-                self._planes[node] = None
-            else:
-                with self.graph.inserting_before(words.next):
-                    self._planes[node] = self.planes_of_words(words, WORDS[fake_value(node).dtype])
-        return self._planes[node]
-
-    def erase_unread(self) -> None:
-        super().erase_unread()
-        live = set(self.made)  # (forget what a piece that stayed as it was made and no one reads)
-        self._words = {k: v for k, v in self._words.items() if v is None or v in live}
-        self._planes = {k: v for k, v in self._planes.items() if v is None or all(p in live for p in v)}
-
-    def part(self, reader: torch.fx.Node) -> torch.fx.Node | None:
-        """The plane a part read of a pair in memory takes (``select(x, -1, k)``, or
-        ``slice(x, -1, k, k + 1)`` without its dim of 1); None if not one."""
-        if reader.op != "call_function" or reader.target not in (aten.select.int, aten.slice.Tensor):
-            return None
-        source = reader.args[0]
-        if not (isinstance(source, torch.fx.Node) and is_pair(_value(source)) and _in_memory(source)):
-            return None
-        if _dim(reader.args[1], _last(source) + 1) != _last(source):
-            return None
-        if reader.target is aten.select.int:
-            position = _dim(reader.args[2], 2)
-        else:
-            positions = _positions(*(list(reader.args[2:]) + [None, None, 1])[:3])
-            if len(positions) != 1:
-                return None
-            position = positions[0]
-        planes = self.planes(source)
-        return None if planes is None else planes[position]
 
 
 # ------------------------------------------------------------ pieces
@@ -293,9 +110,9 @@ def _pieces(graph: torch.fx.Graph, constant: set) -> list[list[torch.fx.Node]]:
     """Pair values Inductor computes (and views of them), joined where one reads another."""
     members, member_set = [], set()
     for node in graph.nodes:
-        if node.op != "call_function" or node in constant or not is_pair(_value(node)):
+        if node.op != "call_function" or node in constant or not is_pair(fake_value_of(node)):
             continue
-        if _computed_by_inductor(node) or (_is_view(node) and node.args[0] in member_set):
+        if computed_by_inductor(node) or (is_view(node) and node.args[0] in member_set):
             members.append(node)
             member_set.add(node)
     parent = {n: n for n in members}
@@ -321,22 +138,22 @@ def _mixes_parts(members: list, constant: set) -> bool:
     over it, a part read, a cat or scatter along it, a [2] mask): pair math. Without
     one the pair dim is a dim like any other, whose loops Inductor already vectorizes."""
     for node in members:
-        last = _last(node)
+        last = last_dim(node)
         for arg in node.all_input_nodes:
-            value = _value(arg)
+            value = fake_value_of(arg)
             if isinstance(value, torch.Tensor) and value.ndim and (
                     statically_known_true(value.shape[-1] == 1) or (arg in constant and is_pair(value))):
                 return True
-        name = _name(node)
-        if name == "rev" and any(_dim(d, last + 1) == last for d in node.args[1]):
+        name = op_name(node)
+        if name == "rev" and any(dim_index(d, last + 1) == last for d in node.args[1]):
             return True
         if name in ("cat", "select_scatter", "slice_scatter"):
             dim = node.args[1] if name == "cat" else node.args[2]
-            if _dim(dim, last + 1) == last:
+            if dim_index(dim, last + 1) == last:
                 return True
         for reader in node.users:
             if reader.target in (aten.select.int, aten.slice.Tensor) and reader.args[0] is node \
-                    and _dim(reader.args[1], last + 1) == last:
+                    and dim_index(reader.args[1], last + 1) == last:
                 return True
     return False
 
@@ -353,11 +170,11 @@ def _inexact_nearby(nodes, constant: set) -> str | None:
             if near in seen or near.op != "call_function" or not isinstance(near.target, torch._ops.OpOverload):
                 continue
             seen.add(near)
-            if near in constant or _in_memory(near):
+            if near in constant or in_memory(near):
                 continue
-            if _is_view(near):
+            if is_view(near):
                 todo.append(near)
-            elif _computed_by_inductor(near):  # (reductions too: their inputs are computed in their loops)
+            elif computed_by_inductor(near):  # (reductions too: their inputs are computed in their loops)
                 if torch.Tag.pointwise in near.target.tags and not _exact_elementwise(near):
                     return str(near.target)
                 todo.append(near)
@@ -377,7 +194,7 @@ class Piece(NodeMaker):
 
     def operand(self, arg) -> tuple:
         """``arg``'s two planes, as an operand of an op with a pair result reads them."""
-        value = _value(arg)
+        value = fake_value_of(arg)
         if not isinstance(value, torch.Tensor) or value.ndim == 0:
             return arg, arg  # (a number, or a 0-d tensor: the same for both parts)
         if arg in self.planes:
@@ -388,8 +205,8 @@ class Piece(NodeMaker):
                 part = self(aten.select.int, arg, -1, 0)
             return part, part
         if not is_pair(value) or arg in self.member_set:
-            raise Skip(f"operand {arg.name} of shape {tuple(value.shape)}")
-        planes = self.memory.planes(arg) if _in_memory(arg) else None
+            raise NoPlanarForm(f"operand {arg.name} of shape {tuple(value.shape)}")
+        planes = self.memory.planes(arg) if in_memory(arg) else None
         if planes is not None:
             return planes
         # (a constant, or a view that makes a pair of other dims: Inductor reads it at each index)
@@ -400,12 +217,12 @@ class Piece(NodeMaker):
 
     def translate(self, node: torch.fx.Node) -> tuple:
         """``node``'s two planes, from its operands' planes."""
-        name, args, kwargs = _name(node), node.args, node.kwargs
-        if _is_view(node):
+        name, args, kwargs = op_name(node), node.args, node.kwargs
+        if is_view(node):
             return tuple(plane_view(self, node, plane) for plane in self.operand(args[0]))
         if name == "rev":
-            last = _last(args[0])
-            dims = [_dim(d, last + 1) for d in args[1]]
+            last = last_dim(args[0])
+            dims = [dim_index(d, last + 1) for d in args[1]]
             re, im = self.operand(args[0])
             if len(dims) > (last in dims):
                 re, im = self.each(prims.rev.default, ((re, im),), [d for d in dims if d != last])
@@ -417,21 +234,21 @@ class Piece(NodeMaker):
         if name == "copy":  # (functional: the source's values in the destination's shape)
             return self.each(node.target, [self.operand(a) for a in args[:2]], *args[2:], **kwargs)
         if node.target is aten.sum.dim_IntList:
-            last = _last(args[0])
-            dims = [_dim(d, last + 1) for d in args[1]]
+            last = last_dim(args[0])
+            dims = [dim_index(d, last + 1) for d in args[1]]
             if last in dims:
-                raise Skip("sum over the pair dim")
+                raise NoPlanarForm("sum over the pair dim")
             return self.each(node.target, [self.operand(args[0])], dims, *args[2:], **kwargs)
         if _exact_elementwise(node):
             return self.each(node.target, [self.operand(a) for a in args], **kwargs)
-        raise Skip(f"no planar form of {node.target}")
+        raise NoPlanarForm(f"no planar form of {node.target}")
 
     def cat(self, node: torch.fx.Node) -> tuple:
         tensors, dim = node.args[0], node.args[1] if len(node.args) > 1 else 0
-        last = _last(node)
-        if _dim(dim, last + 1) != last:
+        last = last_dim(node)
+        if dim_index(dim, last + 1) != last:
             operands = [self.operand(t) for t in tensors]
-            return tuple(self(aten.cat.default, [o[k] for o in operands], _dim(dim, last + 1)) for k in (0, 1))
+            return tuple(self(aten.cat.default, [o[k] for o in operands], dim_index(dim, last + 1)) for k in (0, 1))
         planes = []
         for tensor in tensors:
             size = fake_value(tensor).shape[-1]
@@ -440,22 +257,22 @@ class Piece(NodeMaker):
             elif statically_known_true(size == 2):
                 planes.extend(self.operand(tensor))
             elif not statically_known_true(size == 0):
-                raise Skip("cat of a part of unknown size")
+                raise NoPlanarForm("cat of a part of unknown size")
         if len(planes) != 2:
-            raise Skip("cat into more than a pair")
+            raise NoPlanarForm("cat into more than a pair")
         return tuple(planes)
 
     def scatter(self, node: torch.fx.Node) -> tuple:
         args = node.args
         base, src, dim = args[0], args[1], args[2] if len(args) > 2 else 0
-        d = _dim(dim, _last(node) + 1)
-        if d != _last(node):
+        d = dim_index(dim, last_dim(node) + 1)
+        if d != last_dim(node):
             return self.each(node.target, [self.operand(base), self.operand(src)], d, *args[3:])
         planes = list(self.operand(base))
         if node.target is aten.select_scatter.default:
-            planes[_dim(args[3], 2)] = src
+            planes[dim_index(args[3], 2)] = src
             return tuple(planes)
-        positions = _positions(*(list(args[3:]) + [None, None, 1])[:3])
+        positions = pair_positions(*(list(args[3:]) + [None, None, 1])[:3])
         if len(positions) == 2:
             return self.operand(src)
         for j, position in enumerate(positions):
@@ -474,8 +291,8 @@ class Piece(NodeMaker):
             pairs = self(aten.view.dtype, self(aten.unsqueeze.default, words, -1), word.part)
         else:
             pairs = self(aten.cat.default, [self(aten.unsqueeze.default, p, -1) for p in planes], -1)
-        if not _same_layout(fake_value(pairs), value):
-            raise Skip(f"{node.name} would leave the piece in another layout")
+        if not same_layout(fake_value(pairs), value):
+            raise NoPlanarForm(f"{node.name} would leave the piece in another layout")
         return pairs
 
     def complex_form(self, node: torch.fx.Node, reader: torch.fx.Node) -> torch.fx.Node | None:
@@ -484,7 +301,7 @@ class Piece(NodeMaker):
         if word is None or word.complex is None or fake_value(reader).dtype != word.complex:
             return None
         view = self(aten.view.dtype, self.words_of_planes(self.planes[node], word), word.complex)
-        return view if _same_layout(fake_value(view), fake_value(reader)) else None
+        return view if same_layout(fake_value(view), fake_value(reader)) else None
 
     def plan_readers(self) -> None:
         """What each reader outside the piece reads instead (``swaps``), made just
@@ -497,7 +314,7 @@ class Piece(NodeMaker):
                     self.plan_member_readers(node, readers)
 
     def plan_member_readers(self, node: torch.fx.Node, readers: list) -> None:
-        last, planes, pairs, stacked, done = _last(node), self.planes[node], None, None, set()
+        last, planes, pairs, stacked, done = last_dim(node), self.planes[node], None, None, set()
         for reader in readers:  # complex(x[..., 0], x[..., 1]): a complex view of the words, no copy
             made = next(iter(reader.users)) if reader.target is aten.select.int and len(reader.users) == 1 else None
             if made is not None and made.target is aten.complex.default and made not in done \
@@ -512,22 +329,22 @@ class Piece(NodeMaker):
             if reader.op == "call_function" and reader.args and reader.args[0] is node:
                 # A part read whose readers Inductor computes becomes a plane (its layout then
                 # Inductor's to choose); one returned or read by an extern op keeps its strides.
-                if reader.users and all(_computed_by_inductor(u) for u in reader.users):
-                    if reader.target is aten.select.int and _dim(reader.args[1], last + 1) == last:
-                        self.swaps.append((reader, None, planes[_dim(reader.args[2], 2)]))
+                if reader.users and all(computed_by_inductor(u) for u in reader.users):
+                    if reader.target is aten.select.int and dim_index(reader.args[1], last + 1) == last:
+                        self.swaps.append((reader, None, planes[dim_index(reader.args[2], 2)]))
                         continue
-                    if reader.target is aten.slice.Tensor and _dim(reader.args[1], last + 1) == last:
-                        positions = _positions(*(list(reader.args[2:]) + [None, None, 1])[:3])
+                    if reader.target is aten.slice.Tensor and dim_index(reader.args[1], last + 1) == last:
+                        positions = pair_positions(*(list(reader.args[2:]) + [None, None, 1])[:3])
                         if len(positions) == 1:
                             self.swaps.append((reader, None, self(aten.unsqueeze.default, planes[positions[0]], -1)))
                             continue
                 # A returned view stays a view of the returned pairs (AOTAutograd fixed that aliasing).
-                if reader.target is aten.view_as_complex.default and not _returned(reader):
+                if reader.target is aten.view_as_complex.default and not returned(reader):
                     view = self.complex_form(node, reader)
                     if view is not None:
                         self.swaps.append((reader, None, view))
                         continue
-            if _computed_by_inductor(reader):  # (a sum over the pair dim, say: the pairs inline, no buffer)
+            if computed_by_inductor(reader):  # (a sum over the pair dim, say: the pairs inline, no buffer)
                 if stacked is None:
                     stacked = self(aten.cat.default, [self(aten.unsqueeze.default, p, -1) for p in planes], -1)
                 self.swaps.append((reader, node, stacked))
@@ -545,7 +362,7 @@ class Piece(NodeMaker):
         added = len(views) - len(spared)
         pairs = max(_pairs(fake_value(n)) for n in self.members)
         if added > 0 and pairs < MIN_PAIRS_PER_EXTERN_CALL * added:
-            raise Skip(f"{pairs} pairs do not pay for {added} more extern calls")
+            raise NoPlanarForm(f"{pairs} pairs do not pay for {added} more extern calls")
 
     def swap_in(self) -> None:
         """Point the readers at the planar form and erase what nothing reads any more."""
@@ -567,7 +384,7 @@ def _parts_of(complex_node: torch.fx.Node):
     """The nodes whose parts 0 and 1 ``complex(re, im)`` takes through ``select(·, -1, k)``."""
     def part(arg, index):
         if (isinstance(arg, torch.fx.Node) and arg.target is aten.select.int and arg.args[2] == index
-                and _dim(arg.args[1], _last(arg.args[0]) + 1) == _last(arg.args[0])):
+                and dim_index(arg.args[1], last_dim(arg.args[0]) + 1) == last_dim(arg.args[0])):
             return arg.args[0]
         return None
     return part(complex_node.args[0], 0), part(complex_node.args[1], 1)
@@ -582,9 +399,9 @@ def _read_parts_in_memory(graph: torch.fx.Graph, memory: PairsInMemory, constant
     readers_of: dict = {}
     for node in graph.nodes:
         if node.op == "call_function" and node.target in (aten.select.int, aten.slice.Tensor) and node.users \
-                and all(_computed_by_inductor(u) for u in node.users):
+                and all(computed_by_inductor(u) for u in node.users):
             source = node.args[0]
-            if is_pair(_value(source)) and _in_memory(source) and fake_value(source).dtype in WORDS:
+            if is_pair(fake_value_of(source)) and in_memory(source) and fake_value(source).dtype in WORDS:
                 readers_of.setdefault(source, []).append(node)
     reads = 0
     for source, readers in readers_of.items():
@@ -599,7 +416,7 @@ def _read_parts_in_memory(graph: torch.fx.Graph, memory: PairsInMemory, constant
             if plane is not None and reader.target is aten.slice.Tensor:
                 with graph.inserting_before(reader):
                     plane = memory(aten.unsqueeze.default, plane, -1)
-            if plane is not None and _same_sizes(fake_value(plane), fake_value(reader)):
+            if plane is not None and same_sizes(fake_value(plane), fake_value(reader)):
                 swaps.append((reader, plane))
         if not swaps:
             continue
@@ -614,7 +431,7 @@ def _erase_dead_views(graph: torch.fx.Graph) -> None:
     """Views nothing reads any more (such as the pairs of inputs now read as words):
     Inductor would still call ``view_as_real`` for them."""
     for node in reversed(list(graph.nodes)):
-        if not node.users and _is_view(node):
+        if not node.users and is_view(node):
             graph.erase_node(node)
 
 
@@ -630,10 +447,10 @@ def compute_pairs_in_planes(graph: torch.fx.Graph, always: bool = False) -> int:
         piece, memory_before = Piece(graph, fake_mode, members, memory), len(memory.made)
         try:
             if not _mixes_parts(members, constant):
-                raise Skip("nothing reads across its pair dim")
+                raise NoPlanarForm("nothing reads across its pair dim")
             inexact = _inexact_nearby(members, constant)
             if inexact is not None:
-                raise Skip(f"{inexact} would be vectorized")
+                raise NoPlanarForm(f"{inexact} would be vectorized")
             for node in members:
                 with graph.inserting_before(node):
                     piece.planes[node] = piece.translate(node)
@@ -642,11 +459,13 @@ def compute_pairs_in_planes(graph: torch.fx.Graph, always: bool = False) -> int:
                 piece.require_worth_it(memory.made[memory_before:])
         except Exception as why:  # (a Skip, or a fake value that would not compute)
             log.debug("inductor_complex: pair math at %s left as it is: %s", members[0].name, why)
+            counters[COUNTER]["planes_left"] += 1
             piece.erase_unread()
             memory.erase_unread()
             continue
         piece.swap_in()
         log.debug("inductor_complex: pair math at %s (%d nodes) in planes", members[0].name, len(members))
+        counters[COUNTER]["planes"] += 1
         changed += 1
     changed += _read_parts_in_memory(graph, memory, constant, always)
     memory.erase_unread()

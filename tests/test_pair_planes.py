@@ -84,7 +84,10 @@ def _pair_loops(code: str) -> int:
 
 def test_complex_product_is_one_vector_loop_with_no_copy_out():
     a, b = (torch.randn(4096, dtype=torch.complex64) for _ in range(2))
+    counters = torch._dynamo.utils.counters["inductor_complex"]
+    before = counters["planes"]
     code = _compare(lambda a, b: a * b, [a, b])
+    assert counters["planes"] == before + 1  # (counted with planes on; the run with them off adds none)
     kernels = _kernels(code)
     assert len(kernels) == 1 and _pair_loops(code) == 0, code
     assert "at::vec::VectorizedN<int64_t,2>::loadu" in kernels[0], kernels[0]  # pairs as words, vectorized

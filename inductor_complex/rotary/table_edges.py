@@ -19,7 +19,7 @@ import torch
 import torch.fx
 from torch.fx.experimental.symbolic_shapes import statically_known_true
 
-from ..graph_meta import refresh_eager_input_vals
+from ..graph_meta import refresh_eager_input_vals, statically_contiguous
 from ..values import fake_value
 
 aten = torch.ops.aten
@@ -35,18 +35,6 @@ def _table_indices() -> dict:
     return {getattr(ops, name).default: index for name, index in names.items() if hasattr(ops, name)}
 
 
-def _contiguous(value) -> bool:
-    """Contiguous as ``is_contiguous`` says (size-1 dims aside), proven without a guard on a symbolic size."""
-    if not isinstance(value, torch.Tensor):
-        return False
-    expected = 1
-    for size, stride in reversed(list(zip(value.shape, value.stride()))):
-        if not (statically_known_true(size == 1) or statically_known_true(stride == expected)):
-            return False
-        expected = expected * size
-    return True
-
-
 def _complex_table(pairs: torch.fx.Node) -> tuple[torch.fx.Node, list[torch.fx.Node]] | None:
     """(the complex table, the views from it to ``pairs``) where ``pairs`` is
     ``view_as_real(table)`` through order-keeping views read by nothing else."""
@@ -60,7 +48,7 @@ def _complex_table(pairs: torch.fx.Node) -> tuple[torch.fx.Node, list[torch.fx.N
     if any(len(view.users) != 1 for view in chain):
         return None  # another reader of the pairs (a saved tensor) keeps them
     table, table_pairs = fake_value(node.args[0]), fake_value(pairs)
-    if not (_contiguous(table) and table.is_complex() and _contiguous(table_pairs)):
+    if not (statically_contiguous(table) and table.is_complex() and statically_contiguous(table_pairs)):
         return None
     if not statically_known_true(table.numel() * 2 == table_pairs.numel()):
         return None
