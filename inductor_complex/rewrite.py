@@ -596,8 +596,10 @@ def _made_into_forward_outputs(graph: torch.fx.Graph) -> set[Node]:
     todo = [n for out in graph.find_nodes(op="output") for n in out.all_input_nodes]
     while todo:
         node = todo.pop()
-        if node in found or not isinstance(fake_value(node), torch.Tensor):
-            continue  # (a returned size aliases nothing)
+        value = fake_value(node)
+        if node in found or not (isinstance(value, torch.Tensor) or (
+                isinstance(value, (list, tuple)) and any(isinstance(v, torch.Tensor) for v in value))):
+            continue  # (a returned size aliases nothing; split/unbind's list holds views)
         is_view = node.op == "call_function" and getattr(node.target, "is_view", False)
         if not (is_view or holds_complex(fake_value(node))):
             continue  # a real tensor of its own: what made it is free to change

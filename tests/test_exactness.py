@@ -926,3 +926,26 @@ def test_returned_lazy_view_sharing_storage_with_another_output_keeps_sharing_it
     actual[1].mul_(2)
     expected[1].mul_(2)
     assert_close(actual[0], expected[0])
+
+
+@pytest.mark.parametrize("split", ["chunk", "split", "unbind"])
+@pytest.mark.parametrize("backend", ["inductor", "aot_eager_post_grad"])
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_returned_piece_of_a_split_of_a_returned_tensor_stays_its_view(split, backend, dynamic):
+    # Found by the fuzzer's long run through Inductor: `v.chunk(2, -1)[0]` came back
+    # a tensor of its own with strides (1, 1) for eager's view (2, 1) of `v`. The
+    # rewrite after autograd kept a forward graph's returned views as AOTAutograd
+    # fixed them, but walked past split/unbind, whose value is a list of views.
+    def fn(x0, x1):
+        v = x1 * x0
+        piece = {"chunk": lambda: v.chunk(2, -1)[0], "split": lambda: v.split(1, -1)[0],
+                 "unbind": lambda: v.unbind(-1)[0]}[split]()
+        return v, piece
+
+    x0, x1 = torch.randn(3, 2), torch.randn(3, 2, dtype=torch.complex64)
+    actual, expected = compile_with_pass(fn, backend, dynamic=dynamic)(x0, x1), fn(x0, x1)
+    assert_close(actual, expected)
+    assert actual[1].stride() == expected[1].stride() and actual[1].data_ptr() == actual[0].data_ptr()
+    actual[1].mul_(2)
+    expected[1].mul_(2)
+    assert_close(actual[0], expected[0])
