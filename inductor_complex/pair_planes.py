@@ -303,10 +303,10 @@ class Piece(NodeMaker):
         view = self(aten.view.dtype, self.words_of_planes(self.planes[node], word), word.complex)
         return view if same_layout(fake_value(view), fake_value(reader)) else None
 
-    def plan_readers(self) -> None:
+    def plan_readers(self, order: dict) -> None:
         """What each reader outside the piece reads instead (``swaps``), made just
-        before the member's first such reader."""
-        order = {n: i for i, n in enumerate(self.graph.nodes)}
+        before the member's first such reader (``order``: the graph's nodes before
+        any piece changed it; only those read a member)."""
         for node in self.members:
             readers = sorted((r for r in node.users if r not in self.member_set), key=order.__getitem__)
             if readers:
@@ -443,6 +443,7 @@ def compute_pairs_in_planes(graph: torch.fx.Graph, always: bool = False) -> int:
     if fake_mode is None:
         return 0
     constant, memory, changed = _constants(graph), PairsInMemory(graph, fake_mode), 0
+    order = {n: i for i, n in enumerate(graph.nodes)}
     for members in _pieces(graph, constant):
         piece, memory_before = Piece(graph, fake_mode, members, memory), len(memory.made)
         try:
@@ -454,7 +455,7 @@ def compute_pairs_in_planes(graph: torch.fx.Graph, always: bool = False) -> int:
             for node in members:
                 with graph.inserting_before(node):
                     piece.planes[node] = piece.translate(node)
-            piece.plan_readers()
+            piece.plan_readers(order)
             if not always:
                 piece.require_worth_it(memory.made[memory_before:])
         except Exception as why:  # (a Skip, or a fake value that would not compute)

@@ -225,6 +225,10 @@ def _kernel_refusal(site: RotarySite, fused_rotary: bool | None, dynamo_graph: b
 CPU_KERNEL_MIN_PAIRS = 4096
 
 
+class _TooSmall(str):
+    """A refusal for size alone, which a partner sharing the site's table can waive."""
+
+
 def _too_small_for_cpu_kernel(value: torch.Tensor) -> str | None:
     """Why not to call the kernel: only where the size is known to be small.
 
@@ -240,8 +244,8 @@ def _too_small_for_cpu_kernel(value: torch.Tensor) -> str | None:
     pairs = value.numel() // 2  # (a site's source is the real input)
     if not statically_known_true(pairs < CPU_KERNEL_MIN_PAIRS):
         return None
-    return (f"{pairs} pairs on CPU, below {CPU_KERNEL_MIN_PAIRS}: the kernel's call "
-            "measured no faster than Inductor's code there; fused_rotary=True forces it")
+    return _TooSmall(f"{pairs} pairs on CPU, below {CPU_KERNEL_MIN_PAIRS}: the kernel's call "
+                     "measured no faster than Inductor's code there; fused_rotary=True forces it")
 
 
 def _pair_up(sites: list[RotarySite], order: dict[Node, int]) -> list[list[RotarySite]]:
@@ -359,10 +363,19 @@ def fuse_rotary_sites(graph: torch.fx.Graph, report: Report, fused_rotary: bool 
     sites, refused = find_rotary_sites(graph)
     for node, reason in refused:
         report.add(node, "rotary idiom", "fused_refused", reason)
-    ready, dynamo_graph = [], meta_key(graph) == "example_value"
+    ready, small, dynamo_graph = [], [], meta_key(graph) == "example_value"
     for site in sites:
         reason = _kernel_refusal(site, fused_rotary, dynamo_graph)
         if reason is None:
+            ready.append(site)
+        elif isinstance(reason, _TooSmall):
+            small.append((site, reason))
+        else:
+            report.add(site.mul, "rotary idiom", "fused_refused", reason)
+    for site, reason in small:
+        # A small k beside a q the kernel takes (one table) joins q's call: the pair
+        # costs one call, where apart it cost a call, Inductor's kernel and the table's view.
+        if any(other.table is site.table and _compatible(other, site) for other in ready):
             ready.append(site)
         else:
             report.add(site.mul, "rotary idiom", "fused_refused", reason)
