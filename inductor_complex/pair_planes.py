@@ -89,7 +89,7 @@ def _pairs(value) -> int:
     count = value.numel() // 2
     if isinstance(count, torch.SymInt):
         node = count.node
-        return node.shape_env.size_hint(node.expr) if node.has_hint() else 1 << 30
+        return int(node.hint) if node.has_hint() else 1 << 30  # (a hint: no guard added)
     return int(count)
 
 
@@ -209,6 +209,9 @@ class Piece(NodeMaker):
         planes = self.memory.planes(arg) if in_memory(arg) else None
         if planes is not None:
             return planes
+        if in_memory(arg) and value.dtype in WORDS:
+            # (its parts would load with stride 2 along n: the loops would not vectorize)
+            raise NoPlanarForm(f"{arg.name}, a pair in memory, has no words (strided, or a lazy bit)")
         # (a constant, or a view that makes a pair of other dims: Inductor reads it at each index)
         return self(aten.select.int, arg, -1, 0), self(aten.select.int, arg, -1, 1)
 
@@ -398,8 +401,10 @@ def _read_parts_in_memory(graph: torch.fx.Graph, memory: PairsInMemory, constant
     through the words too: a contiguous load along ``n``, not one of stride 2."""
     readers_of: dict = {}
     for node in graph.nodes:
+        # (only into loops over n: a part broadcast into pair math that stayed pairs would
+        # mix words into a loop over pairs, which Inductor tiles badly)
         if node.op == "call_function" and node.target in (aten.select.int, aten.slice.Tensor) and node.users \
-                and all(computed_by_inductor(u) for u in node.users):
+                and all(computed_by_inductor(u) and not is_pair(fake_value(u)) for u in node.users):
             source = node.args[0]
             if is_pair(fake_value_of(source)) and in_memory(source) and fake_value(source).dtype in WORDS:
                 readers_of.setdefault(source, []).append(node)

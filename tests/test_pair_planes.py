@@ -221,3 +221,13 @@ def test_inputs_with_a_lazy_bit_are_not_read_as_words(bits):
         expected_base = base.clone()
         expected = write(expected_base._neg_view() if bits == "neg" else expected_base.conj())
         torch.testing.assert_close(_compile(write, True, dynamic=dynamic)(x), expected)
+
+
+def test_a_rope_of_dynamic_size_keeps_its_loops_when_q_cannot_be_read_as_words():
+    # With dynamic sizes the rope's q reaches the pair math through an as_strided view
+    # (the pair dim made a literal 2), whose words Inductor would copy to make: in planes
+    # its parts would load with stride 2. Such a piece stays, and the table's parts are
+    # not read as words into the pair loops either (Inductor tiled those badly: 7x slower).
+    q, k = torch.randn(1, 64, 4, 64), torch.randn(1, 64, 1, 64)
+    code = _compare(apply_rotary_emb_complex, [q, k, precompute_freqs_cis(64, 64)], dynamic=True, fused_rotary=False)
+    assert "view.dtype" not in code, code
