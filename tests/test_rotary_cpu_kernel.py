@@ -190,11 +190,11 @@ def test_cpp_op_errors_name_the_mismatch():
         pytest.skip(f"the C++ registration was not built: {rotary_cpu.op_kernel_unregistered_reason()}")
     q, table = torch.randn(1, 3, 2, 8), torch.randn(1, 3, 4, 2)
     with pytest.raises(RuntimeError, match="does not match the table"):
-        torch.ops.inductor_complex.rotary_embedding_single_cpu(q, torch.randn(1, 5, 4, 2))
+        torch.ops.inductor_complex.rotary_embedding_single_cpu(q, torch.randn(1, 5, 4, 2), None, False)
     with pytest.raises(RuntimeError, match="unsupported dtype"):
-        torch.ops.inductor_complex.rotary_embedding_single_cpu(q.to(torch.int32), table)
+        torch.ops.inductor_complex.rotary_embedding_single_cpu(q.to(torch.int32), table, None, False)
     with pytest.raises(RuntimeError, match="4-d CPU tensor"):
-        torch.ops.inductor_complex.rotary_embedding_single_cpu(q[0], table)
+        torch.ops.inductor_complex.rotary_embedding_single_cpu(q[0], table, None, False)
 
 
 def test_without_the_cpp_build_the_python_kernels_serve_compiled_code():
@@ -267,18 +267,18 @@ def test_the_cpu_ops_take_a_complex_table_as_its_pairs(table_batch, table_dtype)
     table = torch.polar(torch.ones(table_batch, 4, 8, dtype=table_dtype), torch.randn(table_batch, 4, 8, dtype=table_dtype))
     pairs = torch.view_as_real(table)
     ops = torch.ops.inductor_complex
-    want = ops.rotary_embedding_cpu(q, k, pairs)
+    want = ops.rotary_embedding_cpu(q, k, pairs, None, False)
     strided = table.transpose(1, 2).contiguous().transpose(1, 2)  # the same values, not contiguous
     for given in (table, table.view(table_batch, 4, 1, 8), strided):
-        got = ops.rotary_embedding_cpu(q, k, given)
+        got = ops.rotary_embedding_cpu(q, k, given, None, False)
         assert all(torch.equal(a, b) for a, b in zip(got, want))
-    assert torch.equal(ops.rotary_embedding_single_cpu(q, table), want[0])
+    assert torch.equal(ops.rotary_embedding_single_cpu(q, table, None, False), want[0])
     from inductor_complex.kernels import rotary as kernel  # the Python kernel, as a cache hit runs it first
 
     assert all(torch.equal(a, b) for a, b in zip(kernel._cpu_twin_pair(q, k, table), want))
     if rotary_cpu.op_kernel_registered():
         with pytest.raises(RuntimeError, match="does not hold whole rows"):
-            ops.rotary_embedding_cpu(q, k, table[..., :5])
+            ops.rotary_embedding_cpu(q, k, table[..., :5], None, False)
 
 
 def test_a_decode_step_hands_the_kernel_its_complex_table_input():

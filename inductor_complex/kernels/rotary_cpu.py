@@ -107,9 +107,8 @@ static inline void rotate_pairs(const IN* __restrict__ xr, OUT* __restrict__ o, 
 }
 
 #if defined(__AVX2__)
-/* Four pairs at once with in-register shuffles, the way c10's Vectorized<complex<float>>
-   multiplies: x * (c, c) addsub swap(x) * (d, d), that is (ac - bd, bc + ad) per pair:
-   the same roundings as the scalar product (no FMA: the intrinsics are not contracted). */
+/* Eight elements (four pairs) as float32 and back, by element type. The vector product
+   rounds as the scalar one does (no FMA: the intrinsics are not contracted). */
 static inline __m256 load8(const f32* p) { return _mm256_loadu_ps(p); }
 static inline __m256 load8(const bf16* p) {  /* exact: bfloat16 is float32's top half */
     __m256i wide = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i*)p));
@@ -132,92 +131,99 @@ static inline void store8(f16* p, __m256 v) {
 }
 #endif
 
-/* The row's table as the vector loop reads it, per four pairs (c, c) then (d, d), d negated
-   for the conjugate: made once per position and read by all its heads, so the table's
-   shuffles are not repeated per head. */
-static inline void prepare_row(const f32* __restrict__ t, f32* __restrict__ spread, int64_t P, int conjugate) {
-    const __m256 sign = conjugate ? _mm256_set1_ps(-0.0f) : _mm256_setzero_ps();
-    for (int64_t k = 0; k + 4 <= P; k += 4) {
-        __m256 table = _mm256_loadu_ps(t + 2 * k);
-        _mm256_storeu_ps(spread + 4 * k, _mm256_moveldup_ps(table));
-        _mm256_storeu_ps(spread + 4 * k + 8, _mm256_xor_ps(_mm256_movehdup_ps(table), sign));
+/* Four pairs of a table row as the product needs them: (c, c) and (d, d) per pair, d
+   negated (sign -0.0) for the conjugate. */
+static inline void spread4(const f32* __restrict__ t, __m256 sign, __m256& c, __m256& d) {
+    __m256 table = _mm256_loadu_ps(t);
+    c = _mm256_moveldup_ps(table);
+    d = _mm256_xor_ps(_mm256_movehdup_ps(table), sign);
+}
+
+/* Four pairs, the way c10's Vectorized<complex<float>> multiplies: x * (c, c) addsub
+   swap(x) * (d, d), that is (ac - bd, bc + ad) per pair. */
+template <typename IN, typename OUT>
+static inline void rotate4(const IN* __restrict__ x, OUT* __restrict__ o, __m256 c, __m256 d) {
+    __m256 v = load8(x);
+    __m256 swapped = _mm256_permute_ps(v, 0xB1);  /* (b, a) per pair */
+    store8(o, _mm256_addsub_ps(_mm256_mul_ps(v, c), _mm256_mul_ps(swapped, d)));
+}
+
+/* H heads [H, 2P] of one position (head stride x_sh; out contiguous) rotated by the
+   position's table row t [P, 2], a head at a time (heads innermost, with the table's
+   vectors made once for all heads, measured 1.2x slower: its stores jump between rows).
+   With P known at compile time the row's table vectors are made once per position and
+   held, in registers as far as they go; else per four pairs from the row, in L1. */
+template <int64_t FIXED_P, typename IN, typename OUT>
+static inline __attribute__((always_inline)) void rotate_heads(const IN* __restrict__ x, OUT* __restrict__ o, int64_t H, int64_t x_sh,
+                                const f32* __restrict__ t, int64_t P, __m256 sign, int conjugate) {
+    if constexpr (FIXED_P > 0 && FIXED_P % 4 == 0) {
+        __m256 c[FIXED_P / 4], d[FIXED_P / 4];
+        for (int64_t j = 0; j < FIXED_P / 4; j++) spread4(t + 8 * j, sign, c[j], d[j]);
+        for (int64_t h = 0; h < H; h++)
+            for (int64_t j = 0; j < FIXED_P / 4; j++) rotate4(x + h * x_sh + 8 * j, o + h * 2 * P + 8 * j, c[j], d[j]);
+    } else {
+        for (int64_t h = 0; h < H; h++) {
+            int64_t k = 0;
+            for (; k + 4 <= P; k += 4) {
+                __m256 c, d;
+                spread4(t + 2 * k, sign, c, d);
+                rotate4(x + h * x_sh + 2 * k, o + h * 2 * P + 2 * k, c, d);
+            }
+            rotate_pairs<IN, f32, OUT>(x + h * x_sh, o + h * 2 * P, t, k, P, conjugate);
+        }
     }
 }
 
-template <typename IN, typename OUT>
-static inline auto rotate_row(const IN* __restrict__ xr, OUT* __restrict__ o, const f32* __restrict__ t,
-                              const f32* __restrict__ spread, int64_t P, int conjugate, int)
-    -> decltype(load8(xr), store8(o, __m256()), void()) {
-    int64_t k = 0;
-    for (; k + 4 <= P; k += 4) {
-        __m256 x = load8(xr + 2 * k);
-        __m256 c = _mm256_loadu_ps(spread + 4 * k), d = _mm256_loadu_ps(spread + 4 * k + 8);
-        __m256 swapped = _mm256_permute_ps(x, 0xB1);  /* (b, a) per pair */
-        store8(o + 2 * k, _mm256_addsub_ps(_mm256_mul_ps(x, c), _mm256_mul_ps(swapped, d)));
-    }
-    rotate_pairs<IN, f32, OUT>(xr, o, t, k, P, conjugate);
+/* One position: the heads of q [Hq, 2P] and k [Hk, 2P] rotated by its table row. */
+template <int64_t FIXED_P, typename IN, typename OUT>
+static inline auto rotate_position(const IN* __restrict__ q, OUT* __restrict__ q_out, int64_t Hq, int64_t q_sh,
+                                   const IN* __restrict__ kx, OUT* __restrict__ k_out, int64_t Hk, int64_t k_sh,
+                                   const f32* __restrict__ t, int64_t any_P, int conjugate, int)
+    -> decltype(load8(q), store8(q_out, __m256()), void()) {
+    const int64_t P = FIXED_P ? FIXED_P : any_P;
+    const __m256 sign = conjugate ? _mm256_set1_ps(-0.0f) : _mm256_setzero_ps();
+    rotate_heads<FIXED_P>(q, q_out, Hq, q_sh, t, P, sign, conjugate);
+    rotate_heads<FIXED_P>(kx, k_out, Hk, k_sh, t, P, sign, conjugate);
 }
 
 #endif
 
-/* Float64 math (or no AVX2) reads the table as it is. */
-template <typename M>
-static inline void prepare_row(const M*, f32*, int64_t, int) {}
-
-/* Every other combination (float64 math or elements, no AVX2): the scalar loop. */
-template <typename IN, typename M, typename OUT>
-static inline void rotate_row(const IN* __restrict__ xr, OUT* __restrict__ o, const M* __restrict__ t,
-                              const f32*, int64_t P, int conjugate, long) {
-    rotate_pairs<IN, M, OUT>(xr, o, t, 0, P, conjugate);
+/* Every other combination (float64 math or elements, no AVX2): the scalar loop, a head at
+   a time. The int/long argument ranks the overloads: the vector one where it exists. */
+template <int64_t FIXED_P, typename IN, typename M, typename OUT>
+static inline void rotate_position(const IN* __restrict__ q, OUT* __restrict__ q_out, int64_t Hq, int64_t q_sh,
+                                   const IN* __restrict__ kx, OUT* __restrict__ k_out, int64_t Hk, int64_t k_sh,
+                                   const M* __restrict__ t, int64_t P, int conjugate, long) {
+    for (int64_t h = 0; h < Hq; h++) rotate_pairs<IN, M, OUT>(q + h * q_sh, q_out + h * 2 * P, t, 0, P, conjugate);
+    for (int64_t h = 0; h < Hk; h++) rotate_pairs<IN, M, OUT>(kx + h * k_sh, k_out + h * 2 * P, t, 0, P, conjugate);
 }
 
-/* One tensor: x [B, S, H, 2P] (head dim contiguous, other strides any), out [B, S, H, 2P]
-   contiguous. The int/long argument ranks the overloads: the vector one where it exists. */
-#define ROTATE_ROWS(x, out, H, x_sb, x_ss, x_sh)                                             \
-    for (int64_t h = 0; h < H; h++)                                                          \
-        rotate_row(x + b * x_sb + s * x_ss + h * x_sh, out + (r * H + h) * 2 * P,             \
-                   t, spread, P, conjugate, 0);
-
-/* q [B, S, Hq, 2P] and k [B, S, Hk, 2P] (Hk may be 0) rotated by one table [Bt, S, P, 2],
-   contiguous in the math type (batch stride 0 when shared), in one call. FIXED_P, when not
-   0, is P known at compile time: a head's loop (only eight vectors at head dim 64) then
-   unrolls whole, which took a fifth off the float32 time there. Returns nonzero when out
-   of memory. */
+/* q [B, S, Hq, 2P] and k [B, S, Hk, 2P] (Hk may be 0; head dim contiguous, other strides
+   any) rotated by one table [Bt, S, P, 2], contiguous in the math type (batch stride 0 when
+   shared), into contiguous outputs, in one call. FIXED_P, when not 0, is P known at compile
+   time, so the loop over a head's pairs unrolls whole. */
 template <int64_t FIXED_P, typename IN, typename M, typename OUT>
-static int rotate_all(const IN* __restrict__ q, OUT* __restrict__ q_out,
+static void rotate_all(const IN* __restrict__ q, OUT* __restrict__ q_out,
                       int64_t Hq, int64_t q_sb, int64_t q_ss, int64_t q_sh,
                       const IN* __restrict__ kx, OUT* __restrict__ k_out,
                       int64_t Hk, int64_t k_sb, int64_t k_ss, int64_t k_sh,
                       const M* __restrict__ table, int64_t t_sb, int64_t B, int64_t S, int64_t any_P,
                       int conjugate, int threads) {
     const int64_t P = FIXED_P ? FIXED_P : any_P;
-    int64_t rows = B * S;
-    int failed = 0;
-    #pragma omp parallel num_threads(threads) if (threads > 1)
-    {
-        f32* spread = (f32*)malloc(sizeof(f32) * (4 * P + 8));  /* one per thread */
-        if (!spread) {
-            #pragma omp atomic write
-            failed = 1;
+    #pragma omp parallel for collapse(2) num_threads(threads) if (threads > 1)
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t s = 0; s < S; s++) {
+            int64_t r = b * S + s;
+            rotate_position<FIXED_P>(q + b * q_sb + s * q_ss, q_out + r * Hq * 2 * P, Hq, q_sh,
+                                     kx + b * k_sb + s * k_ss, k_out + r * Hk * 2 * P, Hk, k_sh,
+                                     table + b * t_sb + s * 2 * P, P, conjugate, 0);
         }
-        #pragma omp for
-        for (int64_t r = 0; r < rows; r++) {
-            if (!spread) continue;
-            int64_t b = r / S, s = r % S;
-            const M* __restrict__ t = table + b * t_sb + s * 2 * P;
-            prepare_row(t, spread, P, conjugate);
-            ROTATE_ROWS(q, q_out, Hq, q_sb, q_ss, q_sh)
-            ROTATE_ROWS(kx, k_out, Hk, k_sb, k_ss, k_sh)
-        }
-        free(spread);
-    }
-    return failed;
 }
 
 /* The entry points, by element and math type; the usual head dims (32, 64, 128) get their
    own unrolled copies. */
 #define ROTARY(IN, M, OUT)                                                                   \
-int rotary_##IN##_##M##_##OUT(const IN* q, OUT* q_out, int64_t Hq, int64_t q_sb,            \
+void rotary_##IN##_##M##_##OUT(const IN* q, OUT* q_out, int64_t Hq, int64_t q_sb,            \
         int64_t q_ss, int64_t q_sh, const IN* kx, OUT* k_out, int64_t Hk, int64_t k_sb,      \
         int64_t k_ss, int64_t k_sh, const M* table, int64_t t_sb, int64_t B, int64_t S,      \
         int64_t P, int conjugate, int threads)                                               \
@@ -386,7 +392,7 @@ def _bind(lib: ctypes.CDLL) -> ctypes.CDLL:
                 fn = getattr(lib, f"rotary_{x_name}_{m_name}_{out_name}")
                 fn.argtypes = [ptr, ptr, i64, i64, i64, i64, ptr, ptr, i64, i64, i64, i64,
                                ptr, i64, i64, i64, i64, ctypes.c_int, ctypes.c_int]
-                fn.restype = ctypes.c_int  # nonzero: out of memory for the table's spread
+                fn.restype = None
     if hasattr(lib, "rotary_cpu_op_launches"):
         lib.rotary_cpu_op_launches.restype = ctypes.c_int64
     return lib
@@ -515,10 +521,8 @@ def rotate(q: torch.Tensor, k: Optional[torch.Tensor], table: torch.Tensor,
     pairs = batch * seq * (q_heads + k_heads) * head_dim // 2
     if pairs:
         threads = torch.get_num_threads() if pairs >= _PARALLEL_GRAIN else 1
-        failed = fn(q.data_ptr(), q_out.data_ptr(), q_heads, *q.stride()[:3],
+        fn(q.data_ptr(), q_out.data_ptr(), q_heads, *q.stride()[:3],
            k.data_ptr() if k_heads else None, k_out.data_ptr() if k_heads else None, k_heads, *k_strides,
            table.data_ptr(), table.stride(0) if table.shape[0] != 1 else 0, batch, seq, head_dim // 2,
            int(conjugate), threads)
-        if failed:
-            raise MemoryError("rotate: the CPU rotary kernel could not allocate its table buffer")
     return q_out, k_out

@@ -33,7 +33,7 @@ GLUE_SOURCE = r"""
 #include <optional>
 #include <tuple>
 
-typedef int (*rotary_fn)(const void*, void*, int64_t, int64_t, int64_t, int64_t, const void*, void*,
+typedef void (*rotary_fn)(const void*, void*, int64_t, int64_t, int64_t, int64_t, const void*, void*,
                          int64_t, int64_t, int64_t, int64_t, const void*, int64_t, int64_t, int64_t,
                          int64_t, int, int);
 /* Indexed by element_code(x), the math type (float32, float64), element_code(out). */
@@ -144,12 +144,11 @@ static std::tuple<at::Tensor, at::Tensor> rotate(const at::Tensor& q_in, const a
     int64_t pairs = B * S * (Hq + Hk) * D / 2;
     if (pairs) {
         int threads = pairs >= PARALLEL_GRAIN ? at::get_num_threads() : 1;
-        int failed = fn(q.data_ptr(), q_out.data_ptr(), Hq, q.stride(0), q.stride(1), q.stride(2),
-                        Hk ? k.data_ptr() : nullptr, Hk ? k_out.data_ptr() : nullptr, Hk,
-                        Hk ? k.stride(0) : 0, Hk ? k.stride(1) : 0, Hk ? k.stride(2) : 0,
-                        table.data, table.rows != 1 ? table.row_stride : 0, B, S, D / 2,
-                        conjugate, threads);
-        TORCH_CHECK(!failed, "rotary_embedding_cpu: out of memory for the table buffer");
+        fn(q.data_ptr(), q_out.data_ptr(), Hq, q.stride(0), q.stride(1), q.stride(2),
+           Hk ? k.data_ptr() : nullptr, Hk ? k_out.data_ptr() : nullptr, Hk,
+           Hk ? k.stride(0) : 0, Hk ? k.stride(1) : 0, Hk ? k.stride(2) : 0,
+           table.data, table.rows != 1 ? table.row_stride : 0, B, S, D / 2,
+           conjugate, threads);
     }
     return {q_out, k_out};
 }
