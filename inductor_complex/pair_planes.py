@@ -45,6 +45,10 @@ from .values import fake_value
 
 log = logging.getLogger(__name__)
 aten, prims = torch.ops.aten, torch.ops.prims
+try:  # Inductor's prim that fixes a buffer's stride order (a copy only where it is fixed otherwise)
+    from torch._inductor.inductor_prims import force_stride_order as _FORCE_STRIDE_ORDER
+except ImportError:
+    _FORCE_STRIDE_ORDER = None
 
 # A piece is rewritten where it holds this many pairs per extern call it adds: the call
 # costs ~4 us, vector loops save ~1 ns a pair (measured: python -m perf.rope_cpu_threshold).
@@ -303,7 +307,12 @@ class Piece(NodeMaker):
         word = WORDS.get(fake_value(node).dtype)
         if word is None or word.complex is None or fake_value(reader).dtype != word.complex:
             return None
-        view = self(aten.view.dtype, self.words_of_planes(self.planes[node], word), word.complex)
+        words = self.words_of_planes(self.planes[node], word)
+        if _FORCE_STRIDE_ORDER is not None:
+            # Inductor lays out a complex view's buffer freely, where view_as_complex asked
+            # for it contiguous: FNO's irfft got its words channels-last and ran slower.
+            words = self(_FORCE_STRIDE_ORDER, words, list(fake_value(words).stride()))
+        view = self(aten.view.dtype, words, word.complex)
         return view if same_layout(fake_value(view), fake_value(reader)) else None
 
     def plan_readers(self, order: dict) -> None:

@@ -231,3 +231,28 @@ def test_a_rope_of_dynamic_size_keeps_its_loops_when_q_cannot_be_read_as_words()
     q, k = torch.randn(1, 64, 4, 64), torch.randn(1, 64, 1, 64)
     code = _compare(apply_rotary_emb_complex, [q, k, precompute_freqs_cis(64, 64)], dynamic=True, fused_rotary=False)
     assert "view.dtype" not in code, code
+
+
+def _spectral_mix(x, w1, w2):
+    # An FNO layer's spectral part: low modes of rfft2 mixed across channels, irfft2 back.
+    x_ft = torch.fft.rfft2(x)
+    out_ft = torch.zeros_like(x_ft)
+    out_ft[:, :, :4, :4] = torch.einsum("bixy,ioxy->boxy", x_ft[:, :, :4, :4], w1)
+    out_ft[:, :, -4:, :4] = torch.einsum("bixy,ioxy->boxy", x_ft[:, :, -4:, :4], w2)
+    return torch.fft.irfft2(out_ft, s=x.shape[-2:])
+
+
+def test_a_complex_view_of_words_keeps_the_contiguous_layout_view_as_complex_asked_for():
+    # Inductor lays out a buffer behind a complex view.dtype freely; view_as_complex
+    # required it contiguous. Here it had chosen the einsum's channels-last order for the
+    # spectrum irfft2 reads (strides (16, 1, 1088, 64)), and irfft2 ran slower on it.
+    torch.manual_seed(0)
+    x = torch.randn(2, 8, 16, 16)
+    w1, w2 = (torch.randn(8, 8, 4, 4, dtype=torch.complex64) / 64 for _ in range(2))
+    got, got_grads, code = _run(_spectral_mix, True, (x, w1, w2), grad=True)
+    want, want_grads, _ = _run(_spectral_mix, False, (x, w1, w2), grad=True)
+    for a, b in zip(got + tuple(got_grads), want + tuple(want_grads)):
+        _same_bits(a, b)
+    views = re.findall(r"assert_size_stride\(\w+, \(2, 8, 16, 9\), \(([\d, ]+)\), 'torch.ops.aten.view.dtype'\)", code)
+    assert views, code
+    assert all(strides == "1152, 144, 9, 1" for strides in views), views
