@@ -310,7 +310,7 @@ class Piece(NodeMaker):
         words = self.words_of_planes(self.planes[node], word)
         if _FORCE_STRIDE_ORDER is not None:
             # Inductor lays out a complex view's buffer freely, where view_as_complex asked
-            # for it contiguous: FNO's irfft got its words channels-last and ran slower.
+            # for it contiguous: FNO's irfft2 got its words channels-last and other bits.
             words = self(_FORCE_STRIDE_ORDER, words, list(fake_value(words).stride()))
         view = self(aten.view.dtype, words, word.complex)
         return view if same_layout(fake_value(view), fake_value(reader)) else None

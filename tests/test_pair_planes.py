@@ -245,7 +245,7 @@ def _spectral_mix(x, w1, w2):
 def test_a_complex_view_of_words_keeps_the_contiguous_layout_view_as_complex_asked_for():
     # Inductor lays out a buffer behind a complex view.dtype freely; view_as_complex
     # required it contiguous. Here it had chosen the einsum's channels-last order for the
-    # spectrum irfft2 reads (strides (16, 1, 1088, 64)), and irfft2 ran slower on it.
+    # spectrum irfft2 reads (strides (16, 1, 1088, 64)), and irfft2 gave other bits on it.
     torch.manual_seed(0)
     x = torch.randn(2, 8, 16, 16)
     w1, w2 = (torch.randn(8, 8, 4, 4, dtype=torch.complex64) / 64 for _ in range(2))
