@@ -20,6 +20,7 @@ from torch._dynamo.utils import counters
 from torch._inductor.custom_graph_pass import CustomGraphPass, get_hash_for_files
 from torch._inductor.virtualized import V
 
+from . import pair_planes
 from .aten_lowering import lower_to_aten
 from .graph_meta import meta_key
 from .matmul_calls import call_kernel_op
@@ -63,7 +64,9 @@ class ComplexToRealPass(CustomGraphPass):
         planes_on_cpu: past autograd on CPU, compute each piece of pair math
             as separate real and imaginary planes, and move pairs in and out
             of memory as one word each, so Inductor's loops vectorize
-            (:mod:`.pair_planes`). ``None`` (default) does so where the piece
+            (:mod:`.pair_planes`). ``None`` (default) does so where Inductor's
+            vector code is AVX-512 (on AVX2 it emulates the words' 64-bit
+            shifts, and planes measured slower than pairs) and the piece
             holds enough pairs to pay for the extern views it adds (sizes
             measured, ``pair_planes.MIN_PAIRS_PER_EXTERN_CALL``), ``True``
             wherever it can, ``False`` nowhere. A piece whose loops would also
@@ -113,7 +116,9 @@ class ComplexToRealPass(CustomGraphPass):
     def _cache_key_parts(self) -> str:
         # The default's matmul choice depends on the thread count (eager_kernels).
         threads = torch.get_num_threads() if self.complex_blas_on_cpu is None else None
-        return repr((type(self).__name__, sorted(self.options().items()), threads))
+        # and its planes choice on the CPU's vector ISA (pair_planes).
+        words_vectorize = pair_planes.words_unvectorized_reason() is None if self.planes_on_cpu is None else None
+        return repr((type(self).__name__, sorted(self.options().items()), threads, words_vectorize))
 
     def __repr__(self) -> str:
         opts = ", ".join(f"{k}={v!r}" for k, v in self.options().items())

@@ -169,17 +169,48 @@ def test_float64_pairs_keep_their_code():
     assert "view.dtype" not in code, code
 
 
-def test_the_default_rewrites_a_piece_only_where_its_pairs_pay_for_its_extern_calls():
+def _default_rope_code(batch, seq):
+    torch._dynamo.reset()
+    q, k = torch.randn(batch, seq, 4, 64), torch.randn(batch, seq, 1, 64)
+    table = precompute_freqs_cis(64, seq)
+    return _run(apply_rotary_emb_complex, None, [q, k, table], fused_rotary=False)[2]
+
+
+def test_the_default_rewrites_a_piece_only_where_its_pairs_pay_for_its_extern_calls(monkeypatch):
+    # On a CPU whose vector code has 64-bit shifts (AVX-512), whatever this one has.
+    monkeypatch.setattr(pair_planes, "words_unvectorized_reason", lambda: None)
     # The rope reads real q and k and returns real tensors: in planes, their words are
     # five extern view.dtype calls (q, k, the table, two outputs), a few us each.
-    def code_for(batch, seq):
-        torch._dynamo.reset()
-        q, k = torch.randn(batch, seq, 4, 64), torch.randn(batch, seq, 1, 64)
-        table = precompute_freqs_cis(64, seq)
-        return _run(apply_rotary_emb_complex, None, [q, k, table], fused_rotary=False)[2]
+    assert _pair_loops(_default_rope_code(1, 1)) > 0  # 128 pairs: the scalar loop stays
+    assert _pair_loops(_default_rope_code(4, 256)) == 0  # 131072 pairs: planes
 
-    assert _pair_loops(code_for(1, 1)) > 0  # 128 pairs: the scalar loop stays
-    assert _pair_loops(code_for(4, 256)) == 0  # 131072 pairs: planes
+
+def test_the_default_keeps_pairs_where_the_vector_code_emulates_64_bit_shifts(monkeypatch, caplog):
+    # AVX2 (measured there: planes slower than the pair loops); True still asks for planes.
+    reason = "Inductor's vector code here is avx2, which emulates the words' 64-bit shifts"
+    monkeypatch.setattr(pair_planes, "words_unvectorized_reason", lambda: reason)
+    with caplog.at_level("DEBUG", logger="inductor_complex.pair_planes"):
+        assert _pair_loops(_default_rope_code(4, 256)) > 0
+    assert reason in caplog.text
+    torch._dynamo.reset()
+    q, k = torch.randn(4, 256, 4, 64), torch.randn(4, 256, 1, 64)
+    code = _run(apply_rotary_emb_complex, True, [q, k, precompute_freqs_cis(64, 256)], fused_rotary=False)[2]
+    assert _pair_loops(code) == 0
+
+
+def test_the_vector_isa_verdict_is_in_the_cache_key(monkeypatch):
+    keys = set()
+    for verdict in (None, "avx2"):
+        monkeypatch.setattr(pair_planes, "words_unvectorized_reason", lambda v=verdict: v)
+        keys.add(ComplexToRealPass().uuid())
+    assert len(keys) == 2
+
+
+def test_the_vector_isa_verdict_follows_inductors_pick():
+    from torch._inductor.cpu_vec_isa import VecAVX512, pick_vec_isa
+
+    reason = pair_planes.words_unvectorized_reason()
+    assert (reason is None) == isinstance(pick_vec_isa(), VecAVX512), reason
 
 
 def test_planes_option_is_checked_and_keyed():
