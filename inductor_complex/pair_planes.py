@@ -455,9 +455,10 @@ def words_unvectorized_reason() -> str | None:
     Words cross between planes with 64-bit shifts and 64-to-32-bit narrowing.
     AVX-512 has both as instructions; AVX2 has neither, and Inductor's vector
     code emulates them element by element: on an AVX2 machine (torch 2.13, git
-    fecb313) the planes took a lone complex product 5.0 ms against the pair
-    loops' 3.0 and stock's 0.85, and the unfused rope's training step 2.61
-    against 1.22. Other vector ISAs (NEON, SVE, VSX) are not measured: no planes."""
+    fecb313, ``perf/results/avx2_host/``) planes ran slower than the pair loops
+    in every row, a lone complex product 5.33 ms against 3.93 (stock 1.26),
+    the unfused rope at long context 3.3 against 1.08. Other vector ISAs
+    (NEON, SVE, VSX) are not measured: no planes there either."""
     try:
         from torch._inductor.cpu_vec_isa import VecAVX512, pick_vec_isa
 
