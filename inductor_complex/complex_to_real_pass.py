@@ -22,6 +22,7 @@ from torch._inductor.virtualized import V
 
 from . import pair_planes
 from .aten_lowering import lower_to_aten
+from .complex_outputs import view_pairs_as_complex
 from .graph_meta import meta_key
 from .matmul_calls import call_kernel_op
 from .pair_planes import compute_pairs_in_planes
@@ -132,7 +133,15 @@ class ComplexToRealPass(CustomGraphPass):
     def _rewriter_options(self, graph: torch.fx.Graph) -> dict:
         # Dynamo's graph (torch.compile) carries "example_value"; AOTInductor
         # hands this hook an aten graph, whose runtime must not see complex.
-        return {"complex_blas_on_cpu": self.complex_blas_on_cpu if meta_key(graph) == "example_value" else False}
+        return {"complex_blas_on_cpu": self.complex_blas_on_cpu if meta_key(graph) == "example_value" else False,
+                "scalar_pair_loops_on_cpu": self.scalar_pair_loops_on_cpu()}
+
+    def scalar_pair_loops_on_cpu(self) -> bool:
+        """Inductor's CPU loops over pairs stay scalar: the post-grad companion does not
+        compute pair math in planes here (see ``planes_on_cpu``)."""
+        if self.planes_on_cpu is None:
+            return pair_planes.words_unvectorized_reason() is not None
+        return not self.planes_on_cpu
 
     def aten_decompositions(self) -> dict | None:
         """How the rules' torch-level calls are traced into aten ops, where the
@@ -202,6 +211,7 @@ class PostGradComplexToRealPass(ComplexToRealPass):
         steps = [(call_kernel_op, {}), (read_complex_tables, {})]  # the kernel ops' calls, past autograd
         if self.planes_on_cpu is not False:
             steps.append((compute_pairs_in_planes, {"always": self.planes_on_cpu is True}))
+        steps.append((view_pairs_as_complex, {}))  # new complex results the planes left as copies
         for step, options in steps:
             try:
                 step(graph, **options)
@@ -214,7 +224,8 @@ class PostGradComplexToRealPass(ComplexToRealPass):
         # come (views of a real buffer included). Any other graph returns the
         # caller's tensors, already given eager's aliasing by the pre-grad pass.
         return {"keep_writes": True, "keep_returned": not is_backward_graph(graph),
-                "complex_blas_on_cpu": False if V.aot_compilation else self.complex_blas_on_cpu}
+                "complex_blas_on_cpu": False if V.aot_compilation else self.complex_blas_on_cpu,
+                "scalar_pair_loops_on_cpu": V.aot_compilation or self.scalar_pair_loops_on_cpu()}
 
 
 def is_backward_graph(graph: torch.fx.Graph) -> bool:

@@ -8,6 +8,11 @@ import torch.fx
 
 aten = torch.ops.aten
 
+try:  # Inductor's prim that fixes a buffer's stride order (a copy only where it is fixed otherwise)
+    from torch._inductor.inductor_prims import force_stride_order as FORCE_STRIDE_ORDER
+except ImportError:
+    FORCE_STRIDE_ORDER = None
+
 
 def _lowering():
     from torch._inductor import lowering  # (imported once Inductor runs)

@@ -37,7 +37,7 @@ from torch._dynamo.utils import counters
 from torch.fx.experimental.symbolic_shapes import statically_known_true
 
 from .graph_meta import graph_fake_mode, same_layout, same_sizes
-from .inductor_nodes import computed_by_inductor, in_memory, is_view, op_name, returned
+from .inductor_nodes import FORCE_STRIDE_ORDER, computed_by_inductor, in_memory, is_view, op_name, returned
 from .pair_words import (WORDS, NodeMaker, NoPlanarForm, PairsInMemory, dim_index, extern_view, fake_value_of, is_pair,
                          last_dim, pair_positions, plane_view)
 from .report import COUNTER
@@ -45,10 +45,6 @@ from .values import fake_value
 
 log = logging.getLogger(__name__)
 aten, prims = torch.ops.aten, torch.ops.prims
-try:  # Inductor's prim that fixes a buffer's stride order (a copy only where it is fixed otherwise)
-    from torch._inductor.inductor_prims import force_stride_order as _FORCE_STRIDE_ORDER
-except ImportError:
-    _FORCE_STRIDE_ORDER = None
 
 # A piece is rewritten where it holds this many pairs per extern call it adds: the call
 # costs ~4 us, vector loops save ~1 ns a pair (measured: python -m perf.rope_cpu_threshold).
@@ -308,10 +304,10 @@ class Piece(NodeMaker):
         if word is None or word.complex is None or fake_value(reader).dtype != word.complex:
             return None
         words = self.words_of_planes(self.planes[node], word)
-        if _FORCE_STRIDE_ORDER is not None:
+        if FORCE_STRIDE_ORDER is not None:
             # Inductor lays out a complex view's buffer freely, where view_as_complex asked
             # for it contiguous: FNO's irfft2 got its words channels-last and other bits.
-            words = self(_FORCE_STRIDE_ORDER, words, list(fake_value(words).stride()))
+            words = self(FORCE_STRIDE_ORDER, words, list(fake_value(words).stride()))
         view = self(aten.view.dtype, words, word.complex)
         return view if same_layout(fake_value(view), fake_value(reader)) else None
 

@@ -63,7 +63,8 @@ class ComplexRewriter:
     """Rewrites one graph in place. Use :meth:`run`; see the module docstring."""
 
     def __init__(self, graph: torch.fx.Graph, report: Report | None = None, *,
-                 keep_writes: bool = False, keep_returned: bool = False, complex_blas_on_cpu: bool | None = False):
+                 keep_writes: bool = False, keep_returned: bool = False, complex_blas_on_cpu: bool | None = False,
+                 scalar_pair_loops_on_cpu: bool = False):
         self.graph = graph
         # Complex matrix products on CPU go to eager's complex BLAS on the pairs
         # (measured faster, see :mod:`.eager_kernels`): all (True), the large
@@ -87,6 +88,9 @@ class ComplexRewriter:
         self.modes = modes_by_node(graph, ambient_modes(self.tracks_grad))
         self.tracer = FakeRecordingTracer(graph, self.fake_mode, self.meta_key)
         self.tracer.on_create = self._created
+        # Read by rules whose best CPU form depends on whether Inductor's pair loops
+        # there are scalar (planes off) or vectorized in planes (rules/arith.py).
+        self.tracer.scalar_pair_loops_on_cpu = scalar_pair_loops_on_cpu
         self.held: dict[Node, Any] = {}  # rewritten complex value → Held (or a list: Held, or a real result's node)
         self.real_results: dict[Node, Node] = {}  # a rule's real tensor result → the node it replaced
         self.edges = Edges(self)

@@ -4,6 +4,8 @@ import pytest
 import torch
 from hypothesis import settings
 
+from inductor_complex.complex_to_real_pass import ComplexToRealPass
+
 # Property tests are reproducible in CI (the same examples every run); set
 # INDUCTOR_COMPLEX_HYPOTHESIS=explore to draw fresh random examples.
 settings.register_profile("ci", derandomize=True)
@@ -23,3 +25,12 @@ def fresh_dynamo():
     torch.manual_seed(0)
     yield
     torch._dynamo.reset()
+
+
+@pytest.fixture(autouse=True)
+def pair_loop_forms_independent_of_the_host(monkeypatch):
+    """Graph dumps pin one form on every host: the forms chosen for scalar pair loops
+    (a returned product written by parts) follow the CPU's vector ISA by default, so
+    tests get them only where they ask for scalar pair loops (``planes_on_cpu=False``);
+    a test of the default undoes this."""
+    monkeypatch.setattr(ComplexToRealPass, "scalar_pair_loops_on_cpu", lambda self: self.planes_on_cpu is False)

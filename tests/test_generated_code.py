@@ -7,6 +7,9 @@ to a concat that Inductor wrote to a buffer of its own and read back: two
 extra loops and a buffer per tensor.) Past autograd, pair math in planes
 (``pair_planes.py``) makes that loop run along the complex elements, not
 their pairs of parts, so it vectorizes: pairs load and store as int64 words.
+Where the pair loops stay scalar (no planes: AVX2, or ``planes_on_cpu=False``),
+a product that is only returned is written part by part in one pass over the
+pairs instead (``cat`` of the parts, written in place: nothing reads it back).
 Counted in the code Inductor emits: kernels, loop nests, allocated buffers,
 vector loads and loops over a pair."""
 
@@ -60,6 +63,24 @@ def test_complex_product_is_one_loop_into_its_output():
     a, b = torch.randn(8, 32, dtype=torch.complex64), torch.randn(8, 32, dtype=torch.complex64)
     code = _code(lambda a, b: a * b, a, b)
     assert _counts(code) == (1, 1, 1), code
+
+
+def test_returned_product_on_scalar_pair_loops_is_one_pass_over_the_pairs():
+    # No planes: a product that is only returned writes both parts of a pair per
+    # iteration (a cat Inductor writes in place), with no loop over the pair's two
+    # parts, and is returned as a view of its pairs, not an aten.complex copy.
+    a, b = (torch.randn(4096, dtype=torch.complex64) for _ in range(2))
+    code = _code(lambda a, b: a * b, a, b)
+    assert _counts(code) == (1, 1, 1) and _pair_loops(code) == 0, code
+    assert "flip" not in re.findall(r"cpp_fused_\w+", code)[0] and "float* out_ptr1" in code, code  # two parts' stores
+    assert "aten.complex.default(" not in code, code
+
+
+def test_product_read_by_more_math_keeps_the_fusing_pair_swap_form():
+    a, b = (torch.randn(4096, dtype=torch.complex64) for _ in range(2))
+    code = _code(lambda a, b: (a * b) * 2 + 1, a, b)
+    kernel = re.findall(r"cpp_fused_\w+", code)[0]
+    assert _counts(code)[0] == 1 and "flip" in kernel, code  # (the returned sum is written by parts)
 
 
 def test_product_chain_fuses_into_one_loop():

@@ -166,7 +166,7 @@ def test_float64_pairs_keep_their_code():
     # complex128 parts are float64: no 128-bit word moves a pair, so the piece stays.
     a, b = (torch.randn(4096, dtype=torch.complex128) for _ in range(2))
     code = _compare(lambda a, b: a * b, [a, b])
-    assert "view.dtype" not in code, code
+    assert "torch.int64" not in code, code  # (the copy out is a view.dtype: complex_outputs)
 
 
 def _default_rope_code(batch, seq):

@@ -48,6 +48,11 @@ def tracing_into(tracer):
         _current_tracer.reset(token)
 
 
+def current_tracer():
+    """The tracer of the rule being traced (its ``origin``: the node rewritten), or None."""
+    return _current_tracer.get()
+
+
 def emit(target, *args, **kwargs) -> torch.fx.Proxy:
     """Record ``target(*args, **kwargs)`` in the graph the current rule rewrites.
 
