@@ -73,6 +73,11 @@ class ComplexToRealPass(CustomGraphPass):
             wherever it can, ``False`` nowhere. A piece whose loops would also
             compute a transcendental function stays as it is either way
             (their vector forms round otherwise). Not in AOTInductor's graphs.
+            Where pair math stays in pairs (scalar loops), a complex product
+            that is only returned is written part by part, one pass over the
+            pairs, instead of the pair-swap form that fuses into its readers;
+            and a new complex result is a ``view.dtype`` of its pair buffer
+            rather than a copy (:mod:`.complex_outputs`).
     """
 
     lowers_to_aten = False  # see PostGradComplexToRealPass
