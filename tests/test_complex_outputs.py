@@ -98,6 +98,7 @@ def test_transposed_result_keeps_eagers_strides():
     a, b = (torch.randn(8, 16, dtype=torch.complex64).t() for _ in range(2))
     out, code = _compiled_run(lambda a, b: a * b, a, b)
     _same_bits(out, a * b)
+    assert COPY in code, code
 
 
 @pytest.mark.parametrize("verdict, planes, scalar", [
