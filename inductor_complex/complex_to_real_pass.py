@@ -138,8 +138,10 @@ class ComplexToRealPass(CustomGraphPass):
     def _rewriter_options(self, graph: torch.fx.Graph) -> dict:
         # Dynamo's graph (torch.compile) carries "example_value"; AOTInductor
         # hands this hook an aten graph, whose runtime must not see complex.
-        return {"complex_blas_on_cpu": self.complex_blas_on_cpu if meta_key(graph) == "example_value" else False,
-                "scalar_pair_loops_on_cpu": self.scalar_pair_loops_on_cpu()}
+        dynamo_graph = meta_key(graph) == "example_value"
+        scalar_loops = self.scalar_pair_loops_on_cpu()
+        return {"complex_blas_on_cpu": self.complex_blas_on_cpu if dynamo_graph else False,
+                "scalar_pair_loops_on_cpu": scalar_loops, "keep_lone_products": dynamo_graph and scalar_loops}
 
     def scalar_pair_loops_on_cpu(self) -> bool:
         """Inductor's CPU loops over pairs stay scalar: the post-grad companion does not
@@ -230,7 +232,8 @@ class PostGradComplexToRealPass(ComplexToRealPass):
         # caller's tensors, already given eager's aliasing by the pre-grad pass.
         return {"keep_writes": True, "keep_returned": not is_backward_graph(graph),
                 "complex_blas_on_cpu": False if V.aot_compilation else self.complex_blas_on_cpu,
-                "scalar_pair_loops_on_cpu": V.aot_compilation or self.scalar_pair_loops_on_cpu()}
+                "scalar_pair_loops_on_cpu": V.aot_compilation or self.scalar_pair_loops_on_cpu(),
+                "keep_lone_products": not V.aot_compilation and self.scalar_pair_loops_on_cpu()}
 
 
 def is_backward_graph(graph: torch.fx.Graph) -> bool:

@@ -25,7 +25,7 @@ import torch.fx
 from torch.fx.experimental.symbolic_shapes import statically_known_true
 from torch.fx.node import map_aggregate, map_arg
 
-from . import composites, strides
+from . import composites, lone_products, strides
 from .eager_kernels import eager_blas_product, faster_in_eager
 from .edges import Edges, GraphLeftUnchanged
 from .graph_meta import FakeRecordingTracer, copy_traced, graph_fake_mode, meta_key, record_fake_value
@@ -64,7 +64,7 @@ class ComplexRewriter:
 
     def __init__(self, graph: torch.fx.Graph, report: Report | None = None, *,
                  keep_writes: bool = False, keep_returned: bool = False, complex_blas_on_cpu: bool | None = False,
-                 scalar_pair_loops_on_cpu: bool = False):
+                 scalar_pair_loops_on_cpu: bool = False, keep_lone_products: bool = False):
         self.graph = graph
         # Complex matrix products on CPU go to eager's complex BLAS on the pairs
         # (measured faster, see :mod:`.eager_kernels`): all (True), the large
@@ -91,6 +91,9 @@ class ComplexRewriter:
         # Read by rules whose best CPU form depends on whether Inductor's pair loops
         # there are scalar (planes off) or vectorized in planes (rules/arith.py).
         self.tracer.scalar_pair_loops_on_cpu = scalar_pair_loops_on_cpu
+        # A complex product of graph inputs that is only returned stays eager's
+        # where that measured faster (:mod:`.lone_products`); torch.compile's graphs only.
+        self.keep_lone_products = keep_lone_products
         self.held: dict[Node, Any] = {}  # rewritten complex value → Held (or a list: Held, or a real result's node)
         self.real_results: dict[Node, Node] = {}  # a rule's real tensor result → the node it replaced
         self.edges = Edges(self)
@@ -261,6 +264,9 @@ class ComplexRewriter:
             return
         if node in self.made_into_forward_outputs:
             self._keep(node, op, "returned by a forward graph (its aliasing was fixed before this hook)")
+            return
+        if self.keep_lone_products and (why := lone_products.faster_in_eager(call.name, node)):
+            self._keep(node, op, why)
             return
         faster = None
         if self.complex_blas_on_cpu is not False:

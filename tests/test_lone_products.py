@@ -1,0 +1,92 @@
+"""A complex product with nothing to fuse stays eager's where pair loops are scalar
+(``lone_products.py``), and only there: anything fused with it, a CPU whose pair
+loops vectorize, and graphs for runtimes that must not see complex get the rewrite."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch._inductor.utils import run_and_get_code
+
+from inductor_complex import ComplexToRealPass, lone_products
+
+
+def _compile(fn, *args, planes_on_cpu=False):
+    complex_pass = ComplexToRealPass(planes_on_cpu=planes_on_cpu)
+    out, codes = run_and_get_code(torch.compile(fn, options=complex_pass.inductor_options()), *args)
+    return out, "\n".join(codes), complex_pass
+
+
+def _actions(complex_pass) -> set[str]:
+    return {(d.action, d.reason == lone_products.REASON) for r in complex_pass.reports for d in r.decisions}
+
+
+def _product(a, b):
+    return a * b
+
+
+@pytest.mark.parametrize("dtype", [torch.complex64, torch.complex128])
+def test_product_of_inputs_only_returned_runs_as_stock_runs_it(dtype):
+    a, b = (torch.randn(4, 64, dtype=dtype) for _ in range(2))
+    out, code, complex_pass = _compile(_product, a, b)
+    assert torch.equal(out, a * b) and out.stride() == (a * b).stride()
+    assert "torch.ops.aten.mul.Tensor(arg0_1, arg1_1)" in code, code
+    assert ("kept", True) in _actions(complex_pass)
+
+
+def test_kept_product_trains_like_eager():
+    a, b = (torch.randn(3, 8, dtype=torch.complex64, requires_grad=True) for _ in range(2))
+    out, _, complex_pass = _compile(_product, a, b)
+    assert torch.equal(out, a * b)
+    assert ("kept", True) in _actions(complex_pass)
+    grads = torch.autograd.grad(out.abs().sum(), (a, b))
+    expected = torch.autograd.grad((a * b).abs().sum(), (a, b))
+    for got, want in zip(grads, expected):
+        torch.testing.assert_close(got, want)
+
+
+def test_scalar_operand_and_real_input_count_as_nothing_to_fuse():
+    z, r = torch.randn(16, dtype=torch.complex64), torch.randn(16)
+    out, _, complex_pass = _compile(lambda z, r: (z * 2j, z * r), z, r)
+    assert torch.equal(out[0], z * 2j) and torch.equal(out[1], z * r)
+    assert _actions(complex_pass) == {("kept", True)}
+
+
+def _returned_and_read(a, b):
+    product = a * b
+    return product, product.abs()
+
+
+@pytest.mark.parametrize("fn", [
+    lambda a, b: a * b + a,  # the product is read by more math
+    lambda a, b: (a * 2) * b,  # an operand is computed in the graph
+    _returned_and_read,
+], ids=["read_by_a_sum", "computed_operand", "returned_and_read"])
+def test_anything_to_fuse_gets_the_rewrite(fn):
+    a, b = (torch.randn(32, dtype=torch.complex64) for _ in range(2))
+    out, code, complex_pass = _compile(fn, a, b)
+    torch.testing.assert_close(out, fn(a, b))
+    assert ("kept", True) not in _actions(complex_pass)
+    assert "aten.mul.Tensor(" not in code, code
+
+
+def test_vectorized_pair_loops_get_the_rewrite():
+    # (conftest pins the default to vectorized pair loops on every host)
+    a, b = (torch.randn(64, dtype=torch.complex64) for _ in range(2))
+    out, code, complex_pass = _compile(_product, a, b, planes_on_cpu=None)
+    assert torch.equal(out, a * b)
+    assert ("kept", True) not in _actions(complex_pass)
+    assert "aten.mul.Tensor(" not in code, code
+
+
+def test_an_exported_programs_aten_graph_gets_the_rewrite():
+    class Product(torch.nn.Module):
+        def forward(self, a, b):
+            return a * b
+
+    a, b = (torch.randn(8, dtype=torch.complex64) for _ in range(2))
+    graph = torch.export.export(Product(), (a, b)).graph_module.graph
+    complex_pass = ComplexToRealPass(planes_on_cpu=False)
+    complex_pass(graph)
+    assert ("rewritten", False) in _actions(complex_pass)
+    assert ("kept", True) not in _actions(complex_pass)
