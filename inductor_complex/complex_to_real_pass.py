@@ -76,8 +76,11 @@ class ComplexToRealPass(CustomGraphPass):
             Where pair math stays in pairs (scalar loops), a complex product
             that is only returned is written part by part, one pass over the
             pairs, instead of the pair-swap form that fuses into its readers;
-            and a new complex result is a ``view.dtype`` of its pair buffer
-            rather than a copy (:mod:`.complex_outputs`).
+            a new complex result is a ``view.dtype`` of its pair buffer
+            rather than a copy (:mod:`.complex_outputs`); and under
+            ``torch.compile`` a product of graph inputs that is only returned,
+            with nothing to fuse, stays eager's complex op
+            (:mod:`.lone_products`).
     """
 
     lowers_to_aten = False  # see PostGradComplexToRealPass
