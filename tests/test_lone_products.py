@@ -9,6 +9,7 @@ import torch
 from torch._inductor.utils import run_and_get_code
 
 from inductor_complex import ComplexToRealPass, lone_products
+from inductor_complex.exported import rewrite_exported_program
 
 
 def _compile(fn, *args, planes_on_cpu=False):
@@ -79,14 +80,30 @@ def test_vectorized_pair_loops_get_the_rewrite():
     assert "aten.mul.Tensor(" not in code, code
 
 
-def test_an_exported_programs_aten_graph_gets_the_rewrite():
-    class Product(torch.nn.Module):
-        def forward(self, a, b):
-            return a * b
+class _Product(torch.nn.Module):
+    def forward(self, a, b):
+        return a * b
 
+
+def _scalar_pair_loops_everywhere(monkeypatch):
+    monkeypatch.setattr(ComplexToRealPass, "scalar_pair_loops_on_cpu", lambda self: True)
+
+
+def test_an_aten_graph_at_the_pre_grad_hook_gets_the_rewrite(monkeypatch):
+    # (AOTInductor hands the hook an exported program's aten graph)
+    _scalar_pair_loops_everywhere(monkeypatch)
     a, b = (torch.randn(8, dtype=torch.complex64) for _ in range(2))
-    graph = torch.export.export(Product(), (a, b)).graph_module.graph
-    complex_pass = ComplexToRealPass(planes_on_cpu=False)
+    graph = torch.export.export(_Product(), (a, b)).graph_module.graph
+    complex_pass = ComplexToRealPass()
     complex_pass(graph)
     assert ("rewritten", False) in _actions(complex_pass)
     assert ("kept", True) not in _actions(complex_pass)
+
+
+def test_a_rewritten_exported_program_holds_no_complex_product(monkeypatch):
+    _scalar_pair_loops_everywhere(monkeypatch)
+    a, b = (torch.randn(8, dtype=torch.complex64) for _ in range(2))
+    program = rewrite_exported_program(torch.export.export(_Product(), (a, b)))
+    products = [n for n in program.graph.nodes if n.op == "call_function" and "mul" in str(n.target)]
+    assert products and all(not n.meta["val"].is_complex() for n in products)
+    assert torch.equal(program.module()(a, b), a * b)
