@@ -18,7 +18,8 @@ def _compile(fn, *args, planes_on_cpu=False):
     return out, "\n".join(codes), complex_pass
 
 
-def _actions(complex_pass) -> set[str]:
+def _actions(complex_pass) -> set[tuple[str, bool]]:
+    """(action, whether the reason is the lone-product one) of every decision."""
     return {(d.action, d.reason == lone_products.REASON) for r in complex_pass.reports for d in r.decisions}
 
 

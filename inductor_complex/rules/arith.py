@@ -72,7 +72,11 @@ def _returned_from_scalar_cpu_loops() -> bool:
     (``cat`` of the parts, which Inductor writes in place) beat the pair-swap form's
     loop over each pair's two parts, which a returned product gains nothing from.
     A complex64 product of 2^20 elements on real pairs, side by side: 1.77 ms against
-    the pair-swap form's 2.06 (eager 1.17; one thread, AVX2, 2026-12-06)."""
+    the pair-swap form's 2.06 (eager 1.17; one thread, AVX2, 2026-12-06). Under
+    torch.compile such a lone product now stays eager's (:mod:`..lone_products`); this
+    form serves it in AOTInductor's graphs and serves returned products with a computed
+    operand, where the two forms measured level within noise
+    (``perf/results/avx2_host/README.md``)."""
     tracer = current_tracer()
     origin = getattr(tracer, "origin", None)
     if origin is None or not getattr(tracer, "scalar_pair_loops_on_cpu", False):
