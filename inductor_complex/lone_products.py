@@ -8,9 +8,20 @@ slower than eager's vectorized, shuffling kernel: a complex64 product of 2^20
 elements, one thread, AVX2, took 2.12 ms against stock compile's 1.08 and 1.95
 against 1.52 in a rerun (``perf/results/avx2_host/returned_by_parts/``), the
 best of the rewritten forms measured (``rules/arith.py``). Such a product is
-left as it was, so it runs as stock runs it; the report says why. Once
-anything else reads an operand's computation or the product, the rewrite fuses
-it and stays.
+left as it was, so it runs as stock runs it; the report says why.
+
+The same holds one op further up: an operand computed from graph inputs by one
+op eager runs as a single vectorized pass (``-``, ``conj``, a product with a
+number) that only the product reads. Rewritten, the pair loop
+does both ops in one scalar pass; kept, eager does two vector passes, and on
+2^20 complex64 (one thread, AVX2, medians of 9) that measured faster:
+``a.conj() * b`` 2.82 ms rewritten against stock's 1.46, ``(a - b) * b`` 2.40
+against 1.45, ``(a * 2) * b`` 2.75 against 2.16 (``perf/results/avx2_host/``).
+Where the operand's op is costly (``exp``, a product with a real tensor, which
+eager first widens to complex) or a second complex product joins, the pair loop
+measured faster (``a.exp() * b`` 26.9 against 44.9, ``(a * b.real) * b`` 1.59
+against 2.45, ``(a * b) * a`` 2.04 against 2.26), so those stay rewritten, as
+does anything whose product or operand something else reads.
 
 Only torch.compile's own graphs take this choice (the pass's option): exported
 programs and AOTInductor, whose runtimes must not see complex, always get the
@@ -22,22 +33,70 @@ from __future__ import annotations
 import torch
 import torch.fx
 
+from .targets import normalize
 from .values import fake_value
 
 PRODUCTS = frozenset({"mul"})
-REASON = ("a product of graph inputs that is only returned: nothing to fuse, and Inductor's scalar pair loop "
+# One vectorized pass in eager; as an operand they are cheaper kept than fused into a scalar pair loop.
+# (Not negation: the pair rewrite folds it into the product's signs for free, and measured faster.
+# Not addition: Inductor's own decomposition makes a complex sum real arithmetic on its words.)
+CHEAP_OPERAND_OPS = frozenset({"sub", "conj", "conj_physical", "mul"})
+REASON = ("a product of graph inputs (or of one cheap op of them) that is only returned: nothing to fuse, and Inductor's scalar pair loop "
           "on this CPU is slower than eager's complex kernel (2.12 ms against stock's 1.08, 2^20 complex64, "
           "AVX2, perf/results/avx2_host/returned_by_parts/)")
+OPERAND_REASON = ("computes, from graph inputs, an operand of a product that stays eager's: two vector passes in "
+                  "eager measured faster than one scalar pair loop on this CPU (lone_products.py)")
+
+
+def _is_input(node: torch.fx.Node) -> bool:
+    return node.op in ("placeholder", "get_attr")
+
+
+def _complex_on_cpu(node: torch.fx.Node) -> bool:
+    value = fake_value(node)
+    return isinstance(value, torch.Tensor) and value.is_complex() and value.device.type == "cpu"
+
+
+def _tensor_args(node: torch.fx.Node) -> list[torch.fx.Node]:
+    return [arg for arg in (*node.args, *node.kwargs.values()) if isinstance(arg, torch.fx.Node)]
+
+
+def _cheap_op_of_inputs(node: torch.fx.Node) -> bool:
+    """``node`` is one op in :data:`CHEAP_OPERAND_OPS` of complex graph inputs (and
+    numbers), a product only with a number, and gives a complex CPU tensor. (A real
+    tensor operand is left out: eager first widens it to a complex copy.)"""
+    call = normalize(node) if node.op in ("call_function", "call_method") else None
+    if call is None or call.name not in CHEAP_OPERAND_OPS:
+        return False
+    operands = _tensor_args(node)
+    if not operands or not all(_is_input(operand) and _complex_on_cpu(operand) for operand in operands):
+        return False
+    if call.name == "mul" and len(operands) != 1:
+        return False
+    return _complex_on_cpu(node)
+
+
+def _lone_product(node: torch.fx.Node) -> bool:
+    """``node`` is a complex CPU product that is only returned, and each operand is a
+    graph input or a cheap op of graph inputs that only this product reads."""
+    if not node.users or any(user.op != "output" for user in node.users) or not _complex_on_cpu(node):
+        return False
+    call = normalize(node)
+    if call is None or call.name not in PRODUCTS:
+        return False
+    operands = _tensor_args(node)
+    return bool(operands) and all(
+        _is_input(operand) or (_cheap_op_of_inputs(operand) and set(operand.users) == {node})
+        for operand in operands)
 
 
 def faster_in_eager(name: str, node: torch.fx.Node) -> str | None:
-    """Why ``node`` (an op named ``name``) should stay as it was, or None."""
-    if name not in PRODUCTS or not node.users or any(user.op != "output" for user in node.users):
-        return None
-    result = fake_value(node)
-    if not (isinstance(result, torch.Tensor) and result.is_complex() and result.device.type == "cpu"):
-        return None
-    operands = [arg for arg in (*node.args, *node.kwargs.values()) if isinstance(arg, torch.fx.Node)]
-    if not operands or any(operand.op not in ("placeholder", "get_attr") for operand in operands):
-        return None
-    return REASON
+    """Why ``node`` (an op named ``name``) should stay as it was, or None: a lone
+    product, or the cheap op that computes one of its operands."""
+    if name in PRODUCTS and _lone_product(node):
+        return REASON
+    users = list(node.users)
+    if (name in CHEAP_OPERAND_OPS and len(users) == 1 and _cheap_op_of_inputs(node)
+            and _lone_product(users[0])):
+        return OPERAND_REASON
+    return None

@@ -59,17 +59,45 @@ def _returned_and_read(a, b):
     return product, product.abs()
 
 
+def _operand_returned_too(a, b):
+    difference = a - b
+    return difference * b, difference
+
+
 @pytest.mark.parametrize("fn", [
     lambda a, b: a * b + a,  # the product is read by more math
-    lambda a, b: (a * 2) * b,  # an operand is computed in the graph
+    lambda a, b: a.exp() * b,  # an operand's op is costly
+    lambda a, b: (a * b) * a,  # a second complex product
+    lambda a, b: (-a) * b,  # a negation folds into the product's signs
+    lambda a, b: (a * b.real) * b,  # a product with a real tensor (eager widens it first)
     _returned_and_read,
-], ids=["read_by_a_sum", "computed_operand", "returned_and_read"])
+    _operand_returned_too,
+], ids=["read_by_a_sum", "costly_operand", "two_products", "negated_operand", "real_tensor_operand",
+        "returned_and_read", "operand_returned_too"])
 def test_anything_to_fuse_gets_the_rewrite(fn):
     a, b = (torch.randn(32, dtype=torch.complex64) for _ in range(2))
     out, code, complex_pass = _compile(fn, a, b)
     torch.testing.assert_close(out, fn(a, b))
     assert ("kept", True) not in _actions(complex_pass)
+    assert all(d.reason != lone_products.OPERAND_REASON for r in complex_pass.reports for d in r.decisions)
     assert "aten.mul.Tensor(" not in code, code
+
+
+@pytest.mark.parametrize("fn, operand_op", [
+    (lambda a, b: a.conj() * b, "aten._conj"),
+    (lambda a, b: (a - b) * b, "aten.sub.Tensor"),
+    (lambda a, b: (a * 2) * b, "aten.mul.Tensor(arg0_1, 2"),
+    (lambda a, b: (a * 1j) * b, "aten.mul.Tensor(arg0_1, 1j"),
+], ids=["conj", "difference", "double", "times_i"])
+def test_one_cheap_op_of_inputs_under_a_lone_product_stays_eagers_too(fn, operand_op):
+    # Two vector passes in eager measured faster than one scalar pair loop (lone_products.py).
+    a, b = (torch.randn(4, 64, dtype=torch.complex64) for _ in range(2))
+    out, code, complex_pass = _compile(fn, a, b)
+    expected = fn(a, b)
+    assert torch.equal(out, expected) and out.stride() == expected.stride()
+    assert operand_op in code and "aten.mul.Tensor(" in code, code
+    reasons = [d.reason for r in complex_pass.reports for d in r.decisions]
+    assert lone_products.OPERAND_REASON in reasons and lone_products.REASON in reasons, reasons
 
 
 def test_vectorized_pair_loops_get_the_rewrite():

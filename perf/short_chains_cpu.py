@@ -1,0 +1,80 @@
+"""Short complex chains on CPU: the pass's pair loop against eager's kernels.
+
+Where Inductor's pair loops stay scalar (no planes: AVX2, or
+``planes_on_cpu=False``), a product that is only returned, and one cheap op of
+graph inputs under it, stay eager's (``inductor_complex/lone_products.py``).
+This script times, interleaved, for a few two-op programs on 2^20 complex64:
+
+    eager       uncompiled
+    stock       ``torch.compile`` alone
+    rewritten   the pass with scalar pair loops, that choice switched off
+    kept        the pass with scalar pair loops, as it ships
+
+Run on a quiet core: ``OMP_NUM_THREADS=1 taskset -c 1 python -m perf.short_chains_cpu``.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+
+import torch
+
+from inductor_complex import ComplexToRealPass, lone_products
+
+PROGRAMS = {
+    "a.conj() * b": lambda a, b: a.conj() * b,
+    "(a - b) * b": lambda a, b: (a - b) * b,
+    "(a * 2) * b": lambda a, b: (a * 2) * b,
+    "(a * 1j) * b": lambda a, b: (a * 1j) * b,
+    "(-a) * b": lambda a, b: (-a) * b,
+    "a * b": lambda a, b: a * b,
+    "(a * b) * a": lambda a, b: (a * b) * a,
+    "a.exp() * b": lambda a, b: a.exp() * b,
+    "(a * b.real) * b": lambda a, b: (a * b.real) * b,
+}
+
+
+def _compiled(fn, inputs, keep: bool):
+    compiled = torch.compile(fn, options=ComplexToRealPass(planes_on_cpu=False).inductor_options())
+    chooses = lone_products.faster_in_eager
+    if not keep:  # (the choice is made while compiling, on the first call)
+        lone_products.faster_in_eager = lambda name, node: None
+    try:
+        compiled(*inputs)
+    finally:
+        lone_products.faster_in_eager = chooses
+    return compiled
+
+
+def main(argv: list[str] | None = None) -> int:
+    rounds = int((argv or sys.argv[1:] or ["9"])[0])
+    # The switched-off choice does not change the pass's cache key: compile afresh.
+    torch._inductor.config.fx_graph_cache = False
+    torch._functorch.config.enable_autograd_cache = False
+    torch._dynamo.config.cache_size_limit = 64
+    inputs = tuple(torch.randn(1 << 20, dtype=torch.complex64) for _ in range(2))
+    print(f"torch {torch.__version__}, 2^20 complex64, {torch.get_num_threads()} threads, "
+          f"medians of {rounds} rounds (ms)")
+    with torch.no_grad():
+        for label, fn in PROGRAMS.items():
+            torch._dynamo.reset()
+            steps = {"eager": fn, "stock": torch.compile(fn),
+                     "rewritten": _compiled(fn, inputs, keep=False), "kept": _compiled(fn, inputs, keep=True)}
+            expected = fn(*inputs)
+            for step in steps.values():
+                torch.testing.assert_close(step(*inputs), expected)
+            times: dict[str, list[float]] = {name: [] for name in steps}
+            for _ in range(rounds):
+                for name, step in steps.items():
+                    start = time.perf_counter()
+                    step(*inputs), step(*inputs)
+                    times[name].append((time.perf_counter() - start) / 2 * 1e3)
+            print(f"{label}: " + ", ".join(f"{name} {statistics.median(v):.2f}" for name, v in times.items()),
+                  flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
