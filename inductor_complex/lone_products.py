@@ -10,18 +10,22 @@ against 1.52 in a rerun (``perf/results/avx2_host/returned_by_parts/``), the
 best of the rewritten forms measured (``rules/arith.py``). Such a product is
 left as it was, so it runs as stock runs it; the report says why.
 
-The same holds one op further up: an operand computed from graph inputs by one
-op eager runs as a single vectorized pass (``-``, ``conj``, a product with a
-number) that only the product reads. Rewritten, the pair loop
-does both ops in one scalar pass; kept, eager does two vector passes, and on
-2^20 complex64 (one thread, AVX2, medians of 9) that measured faster:
-``a.conj() * b`` 2.82 ms rewritten against stock's 1.46, ``(a - b) * b`` 2.40
-against 1.45, ``(a * 2) * b`` 2.75 against 2.16 (``perf/results/avx2_host/``).
-Where the operand's op is costly (``exp``, a product with a real tensor, which
-eager first widens to complex) or a second complex product joins, the pair loop
-measured faster (``a.exp() * b`` 26.9 against 44.9, ``(a * b.real) * b`` 1.59
-against 2.45, ``(a * b) * a`` 2.04 against 2.26), so those stay rewritten, as
-does anything whose product or operand something else reads.
+The same holds one op further up: an operand computed from complex graph
+inputs by a conjugate, a difference or a product with a number, that only the
+product reads. Rewritten, the pair loop does both ops in one scalar pass; kept,
+eager does two vector passes (2^20 complex64, one thread, medians of 9, ms,
+``perf/short_chains_cpu.py``, two AVX2 hosts): ``a.conj() * b`` 2.54 rewritten
+against stock's 1.41 (kept: 1.41), 2.82 against 1.46 on the earlier host;
+``(a - b) * b`` 2.50 against 1.75 (kept: 1.79), 2.40 against 1.45. A product
+with a number measured mixed, so it runs as stock runs it: ``(a * 2) * b`` 1.71
+rewritten against stock's 1.88, but 2.75 against 2.16 on the earlier host;
+``(a * 1j) * b`` 1.69 against 1.93, and 1.53 against 1.42. Other operands stay
+rewritten, by the same measurements: a negation folds into the product's signs
+(``(-a) * b`` 1.29 against 1.60); a costly op or a second product gains from
+the fusion (``a.exp() * b`` 24.8 against 44.7, ``(a * b.real) * b`` 1.79
+against 5.32, ``(a * b) * a`` 1.75 against 1.91); a sum is real arithmetic on
+the words in stock too (Inductor's own decomposition). Anything whose product
+or operand something else reads stays rewritten.
 
 Only torch.compile's own graphs take this choice (the pass's option): exported
 programs and AOTInductor, whose runtimes must not see complex, always get the
@@ -37,13 +41,12 @@ from .targets import normalize
 from .values import fake_value
 
 PRODUCTS = frozenset({"mul"})
-# One vectorized pass in eager; as an operand they are cheaper kept than fused into a scalar pair loop.
-# (Not negation: the pair rewrite folds it into the product's signs for free, and measured faster.
-# Not addition: Inductor's own decomposition makes a complex sum real arithmetic on its words.)
+# Operand ops that, as eager's own vector pass, measured faster than fused into a
+# scalar pair loop, or mixed (a product with a number): kept, they run as stock runs them.
 CHEAP_OPERAND_OPS = frozenset({"sub", "conj", "conj_physical", "mul"})
-REASON = ("a product of graph inputs (or of one cheap op of them) that is only returned: nothing to fuse, and Inductor's scalar pair loop "
-          "on this CPU is slower than eager's complex kernel (2.12 ms against stock's 1.08, 2^20 complex64, "
-          "AVX2, perf/results/avx2_host/returned_by_parts/)")
+REASON = ("a product of graph inputs (or of one cheap op of them) that is only returned: nothing to fuse, "
+          "and Inductor's scalar pair loop on this CPU is slower than eager's complex kernel (2.12 ms against "
+          "stock's 1.08, 2^20 complex64, AVX2, perf/results/avx2_host/returned_by_parts/)")
 OPERAND_REASON = ("computes, from graph inputs, an operand of a product that stays eager's: two vector passes in "
                   "eager measured faster than one scalar pair loop on this CPU (lone_products.py)")
 
@@ -63,8 +66,8 @@ def _tensor_args(node: torch.fx.Node) -> list[torch.fx.Node]:
 
 def _cheap_op_of_inputs(node: torch.fx.Node) -> bool:
     """``node`` is one op in :data:`CHEAP_OPERAND_OPS` of complex graph inputs (and
-    numbers), a product only with a number, and gives a complex CPU tensor. (A real
-    tensor operand is left out: eager first widens it to a complex copy.)"""
+    numbers), a product only with a number, that gives a complex CPU tensor. (A
+    real tensor operand is left out: eager first widens it to a complex copy.)"""
     call = normalize(node) if node.op in ("call_function", "call_method") else None
     if call is None or call.name not in CHEAP_OPERAND_OPS:
         return False

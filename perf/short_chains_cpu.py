@@ -26,6 +26,7 @@ from inductor_complex import ComplexToRealPass, lone_products
 PROGRAMS = {
     "a.conj() * b": lambda a, b: a.conj() * b,
     "(a - b) * b": lambda a, b: (a - b) * b,
+    "(a + b) * b": lambda a, b: (a + b) * b,
     "(a * 2) * b": lambda a, b: (a * 2) * b,
     "(a * 1j) * b": lambda a, b: (a * 1j) * b,
     "(-a) * b": lambda a, b: (-a) * b,

@@ -69,10 +69,11 @@ def _operand_returned_too(a, b):
     lambda a, b: a.exp() * b,  # an operand's op is costly
     lambda a, b: (a * b) * a,  # a second complex product
     lambda a, b: (-a) * b,  # a negation folds into the product's signs
+    lambda a, b: (a + b) * b,  # a sum (Inductor's own decomposition makes it real arithmetic)
     lambda a, b: (a * b.real) * b,  # a product with a real tensor (eager widens it first)
     _returned_and_read,
     _operand_returned_too,
-], ids=["read_by_a_sum", "costly_operand", "two_products", "negated_operand", "real_tensor_operand",
+], ids=["read_by_a_sum", "costly_operand", "two_products", "negated_operand", "summed_operand", "real_tensor_operand",
         "returned_and_read", "operand_returned_too"])
 def test_anything_to_fuse_gets_the_rewrite(fn):
     a, b = (torch.randn(32, dtype=torch.complex64) for _ in range(2))
