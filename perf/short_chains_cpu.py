@@ -37,6 +37,9 @@ PROGRAMS = {
 }
 
 
+CALLS_PER_SAMPLE = 5
+
+
 def _compiled(fn, inputs, keep: bool):
     compiled = torch.compile(fn, options=ComplexToRealPass(planes_on_cpu=False).inductor_options())
     chooses = lone_products.faster_in_eager
@@ -57,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     torch._dynamo.config.cache_size_limit = 64
     inputs = tuple(torch.randn(1 << 20, dtype=torch.complex64) for _ in range(2))
     print(f"torch {torch.__version__}, 2^20 complex64, {torch.get_num_threads()} threads, "
-          f"medians of {rounds} rounds (ms)")
+          f"median (min) of {rounds} rounds of {CALLS_PER_SAMPLE} calls, ms per call")
     with torch.no_grad():
         for label, fn in PROGRAMS.items():
             torch._dynamo.reset()
@@ -70,10 +73,11 @@ def main(argv: list[str] | None = None) -> int:
             for _ in range(rounds):
                 for name, step in steps.items():
                     start = time.perf_counter()
-                    step(*inputs), step(*inputs)
-                    times[name].append((time.perf_counter() - start) / 2 * 1e3)
-            print(f"{label}: " + ", ".join(f"{name} {statistics.median(v):.2f}" for name, v in times.items()),
-                  flush=True)
+                    for _ in range(CALLS_PER_SAMPLE):
+                        step(*inputs)
+                    times[name].append((time.perf_counter() - start) / CALLS_PER_SAMPLE * 1e3)
+            print(f"{label}: " + ", ".join(f"{name} {statistics.median(v):.2f} ({min(v):.2f})"
+                                           for name, v in times.items()), flush=True)
     return 0
 
 
