@@ -137,3 +137,18 @@ def test_a_rewritten_exported_program_holds_no_complex_product(monkeypatch):
     products = [n for n in program.graph.nodes if n.op == "call_function" and "mul" in str(n.target)]
     assert products and all(not n.meta["val"].is_complex() for n in products)
     assert torch.equal(program.module()(a, b), a * b)
+
+
+@pytest.mark.parametrize("fn", [lambda a, b: a.conj() * b, lambda a, b: (a - b) * b, lambda a, b: (a * 2) * b],
+                         ids=["conj", "difference", "double"])
+def test_kept_operand_and_product_train_like_eager(fn):
+    a, b = (torch.randn(3, 8, dtype=torch.complex64, requires_grad=True) for _ in range(2))
+    out, _, complex_pass = _compile(fn, a, b)
+    expected = fn(a, b)
+    torch.testing.assert_close(out, expected)
+    reasons = [d.reason for r in complex_pass.reports for d in r.decisions]
+    assert lone_products.OPERAND_REASON in reasons, reasons
+    grads = torch.autograd.grad(out.abs().sum(), (a, b))
+    want = torch.autograd.grad(expected.abs().sum(), (a, b))
+    for got, wanted in zip(grads, want):
+        torch.testing.assert_close(got, wanted)
