@@ -233,10 +233,11 @@ class PostGradComplexToRealPass(ComplexToRealPass):
         # A backward graph's outputs are gradients, which autograd takes as they
         # come (views of a real buffer included). Any other graph returns the
         # caller's tensors, already given eager's aliasing by the pre-grad pass.
+        scalar_loops = self.scalar_pair_loops_on_cpu()
         return {"keep_writes": True, "keep_returned": not is_backward_graph(graph),
                 "complex_blas_on_cpu": False if V.aot_compilation else self.complex_blas_on_cpu,
-                "scalar_pair_loops_on_cpu": V.aot_compilation or self.scalar_pair_loops_on_cpu(),
-                "keep_lone_products": not V.aot_compilation and self.scalar_pair_loops_on_cpu()}
+                "scalar_pair_loops_on_cpu": V.aot_compilation or scalar_loops,
+                "keep_lone_products": not V.aot_compilation and scalar_loops}
 
 
 def is_backward_graph(graph: torch.fx.Graph) -> bool:
