@@ -31,8 +31,9 @@ On CPU tensors a C kernel computes the same (:mod:`.rotary_cpu`, compiled on fir
 Triton has no CPU backend), or, with ``TRITON_INTERPRET=1`` set, the Triton interpreter
 runs this kernel (slowly: that is how CI checks the Triton kernel's numerics).
 Inductor generates Triton launches for GPUs only, so under torch.compile a CPU call stays
-an opaque op (``inductor_complex::rotary_embedding_cpu`` and ``..._single_cpu``) that
-Inductor calls. Without Triton the ops are plain custom ops that serve CPU tensors only.
+an opaque op (``inductor_complex::rotary_embedding_cpu`` and ``..._single_cpu``), which
+Inductor lowers to direct calls of the C kernel's Python binding, one per tensor
+(:mod:`.rotary_cpu_lowering`), or, where that binding is missing, calls as an op. Without Triton the ops are plain custom ops that serve CPU tensors only.
 ``rotary_reference`` computes the same with complex math.
 """
 
@@ -44,7 +45,7 @@ from typing import Optional
 import torch
 from torch.library import wrap_triton
 
-from . import rotary_cpu
+from . import rotary_cpu, rotary_cpu_lowering
 
 try:
     import triton
@@ -456,6 +457,7 @@ def _backward_single(ctx, grad):
 
 
 def _fake_pair(q, k, table, out_dtype=None, conjugate=False):
+    rotary_cpu_lowering.register_if_inductor_is_loaded()
     return (
         torch.empty(q.shape, dtype=out_dtype or q.dtype, device=q.device),
         torch.empty(k.shape, dtype=out_dtype or k.dtype, device=k.device),
@@ -463,6 +465,7 @@ def _fake_pair(q, k, table, out_dtype=None, conjugate=False):
 
 
 def _fake_single(x, table, out_dtype=None, conjugate=False):
+    rotary_cpu_lowering.register_if_inductor_is_loaded()
     return torch.empty(x.shape, dtype=out_dtype or x.dtype, device=x.device)
 
 

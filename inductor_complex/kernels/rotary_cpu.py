@@ -367,9 +367,24 @@ def _registered_schemas() -> list[str]:
             for name in ("rotary_embedding_cpu", "rotary_embedding_single_cpu", "complex_matmul_cpu_kernel")]
 
 
+def op_library_path() -> str:
+    """Path of the torch-linked library (:func:`_op_library_recipe`), built if need be."""
+    return _compile(*_op_library_recipe(), remember_failures=True)
+
+
+def compile_library(name: str, source: str, front: list, back: list, remember_failures: bool = False) -> str:
+    """``source`` built as a shared library with this module's compiler, flags and cache."""
+    return _compile(name, source, front, back, remember_failures)
+
+
+def library_candidates(name: str, source: str, front: list, back: list) -> list[str]:
+    """Where :func:`compile_library` keeps ``source``'s build, per flag set tried."""
+    return [path for _, _, path in _candidates(name, source, front, back)]
+
+
 def _build_op_library() -> str:
     """The torch-linked library (:func:`_op_library_recipe`), built if need be, loaded."""
-    library = _compile(*_op_library_recipe(), remember_failures=True)
+    library = op_library_path()
     torch.ops.load_library(library)
     return library
 

@@ -117,6 +117,21 @@ static void check_input(const char* name, const at::Tensor& x, const Table& tabl
                 " rows of ", S, " positions, head dim ", D, ")");
 }
 
+/* One kernel call: q (and k) with contiguous head dims into contiguous outputs. */
+static void launch(rotary_fn fn, const at::Tensor& q, at::Tensor& q_out, const at::Tensor* k, at::Tensor* k_out,
+                   const Table& table, bool conjugate) {
+    int64_t B = q.size(0), S = q.size(1), Hq = q.size(2), D = q.size(3), Hk = k ? k->size(2) : 0;
+    launches++;
+    int64_t pairs = B * S * (Hq + Hk) * D / 2;
+    if (!pairs) return;
+    int threads = pairs >= PARALLEL_GRAIN ? at::get_num_threads() : 1;
+    fn(q.data_ptr(), q_out.data_ptr(), Hq, q.stride(0), q.stride(1), q.stride(2),
+       Hk ? k->data_ptr() : nullptr, Hk ? k_out->data_ptr() : nullptr, Hk,
+       Hk ? k->stride(0) : 0, Hk ? k->stride(1) : 0, Hk ? k->stride(2) : 0,
+       table.data, table.rows != 1 ? table.row_stride : 0, B, S, D / 2,
+       conjugate, threads);
+}
+
 /* q [B, S, Hq, D] and, when given, k [B, S, Hk, D], rotated by the table. */
 static std::tuple<at::Tensor, at::Tensor> rotate(const at::Tensor& q_in, const at::Tensor* k_in,
                                                  const at::Tensor& table_given,
@@ -140,16 +155,7 @@ static std::tuple<at::Tensor, at::Tensor> rotate(const at::Tensor& q_in, const a
         Hk = k.size(2);
         k_out = at::empty({B, S, Hk, D}, k.options().dtype(out));
     }
-    launches++;
-    int64_t pairs = B * S * (Hq + Hk) * D / 2;
-    if (pairs) {
-        int threads = pairs >= PARALLEL_GRAIN ? at::get_num_threads() : 1;
-        fn(q.data_ptr(), q_out.data_ptr(), Hq, q.stride(0), q.stride(1), q.stride(2),
-           Hk ? k.data_ptr() : nullptr, Hk ? k_out.data_ptr() : nullptr, Hk,
-           Hk ? k.stride(0) : 0, Hk ? k.stride(1) : 0, Hk ? k.stride(2) : 0,
-           table.data, table.rows != 1 ? table.row_stride : 0, B, S, D / 2,
-           conjugate, threads);
-    }
+    launch(fn, q, q_out, Hk ? &k : nullptr, Hk ? &k_out : nullptr, table, conjugate);
     return {q_out, k_out};
 }
 
@@ -171,6 +177,25 @@ static at::Tensor rotary_single(const at::Tensor& x, const at::Tensor& table,
                                   {x, table, out_dtype, conjugate})[0].toTensor();
     }
     return std::get<0>(rotate(x, nullptr, table, out_dtype, conjugate));
+}
+
+/* x rotated into out, a contiguous tensor of x's shape that the caller allocated: what
+   compiled code calls directly, through the Python binding (rotary_cpu_direct), instead
+   of the op. Exported for that binding's library, which links against this one. */
+void inductor_complex_rotary_into(const at::Tensor& x, const at::Tensor& table_given, bool conjugate,
+                                  at::Tensor& out) {
+    if (interpreter_requested()) {
+        out.copy_(rotary_single(x, table_given, out.scalar_type(), conjugate));
+        return;
+    }
+    TORCH_CHECK(x.dim() == 4 && x.size(3) % 2 == 0,
+                "rotary_into: x must be a 4-d CPU tensor [B, S, H, D] with an even D, got ", x.sizes());
+    TORCH_CHECK(out.device().is_cpu() && out.sizes() == x.sizes() && out.is_contiguous(),
+                "rotary_into: out must be a contiguous CPU tensor of x's shape ", x.sizes(), ", got ", out.sizes());
+    Table table = table_of(table_given, x);
+    check_input("x", x, table, x.size(1), x.size(3));
+    rotary_fn fn = entry_points[element_code(x.scalar_type())][table.fp64][element_code(out.scalar_type())];
+    launch(fn, head_dim_contiguous(x), out, nullptr, nullptr, table, conjugate);
 }
 
 TORCH_LIBRARY_IMPL(inductor_complex, CPU, m) {

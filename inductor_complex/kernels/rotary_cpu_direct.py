@@ -1,0 +1,122 @@
+"""A direct Python binding of the CPU rotary kernel, for compiled code to call.
+
+Why: inside a compiled step, a call through the operator registry
+(``torch.ops.inductor_complex.rotary_embedding_cpu.default(...)``: argument
+conversion to the dispatcher's stack, boxing, the results' wrapping, then two
+size asserts per result) cost 10-15 us more than the kernel's own work on an
+AVX2 host, which at decode shapes is most of the rope's step. A pybind11
+function that writes into a buffer Inductor allocated costs about a third of
+that (:mod:`.rotary_cpu_lowering` makes Inductor call it; measured in
+``perf/results/avx2_host/README.md``).
+
+The binding is a small library of its own, linked against the op library
+(:mod:`.rotary_cpu_op`, which exports ``inductor_complex_rotary_into``), so
+that a machine without Python's headers still gets the op. :func:`rotary_into`
+is what generated code imports: the binding once built, else a Python function
+that calls the op (the same numbers, the op's cost), so code that a compile
+cache replays in a process where the binding is missing still runs.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.machinery
+import importlib.util
+import os
+import sysconfig
+from typing import Optional
+
+import torch
+
+from . import rotary_cpu
+
+MODULE_NAME = "inductor_complex_rotary_binding"
+
+_SOURCE = r"""
+#include <torch/csrc/utils/pybind.h>
+#include <ATen/core/Tensor.h>
+
+void inductor_complex_rotary_into(const at::Tensor& x, const at::Tensor& table, bool conjugate, at::Tensor& out);
+
+static void rotary_into(const at::Tensor& x, const at::Tensor& table, bool conjugate, at::Tensor out) {
+    inductor_complex_rotary_into(x, table, conjugate, out);
+}
+
+PYBIND11_MODULE(inductor_complex_rotary_binding, m) {
+    m.def("rotary_into", &rotary_into, "x rotated by table into out", pybind11::arg("x"),
+          pybind11::arg("table"), pybind11::arg("conjugate"), pybind11::arg("out"));
+}
+"""
+
+
+def _recipe(op_library: str) -> tuple[str, str, list, list]:
+    from .rotary_cpu_op import compile_flags
+
+    front, back = compile_flags()
+    python_include = sysconfig.get_paths()["include"]
+    # The op library's path is part of the source, so of the cache key: a rebuilt op
+    # library (new kernel, new torch) gets a binding linked against it.
+    source = _SOURCE + f"\n// linked against {op_library}\n"
+    return (MODULE_NAME, source, [*front, f"-I{python_include}"],
+            ["-x", "none", op_library, f"-Wl,-rpath,{os.path.dirname(op_library)}", "-ltorch_python", *back])
+
+
+def _import(path: str):
+    loader = importlib.machinery.ExtensionFileLoader(MODULE_NAME, path)
+    spec = importlib.util.spec_from_file_location(MODULE_NAME, path, loader=loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+@functools.lru_cache(maxsize=1)
+def _binding() -> tuple[Optional[object], Optional[str]]:
+    """(the binding's ``rotary_into``, None), building it if need be, or (None, why not)."""
+    if not rotary_cpu.op_kernel_registered():  # builds the op library first, if it can
+        return None, f"the C++ op kernel is not registered ({rotary_cpu.op_kernel_unregistered_reason()})"
+    try:
+        path = rotary_cpu.compile_library(*_recipe(rotary_cpu.op_library_path()), remember_failures=True)
+        return _import(path).rotary_into, None
+    except Exception as error:  # no Python headers, another compiler: the op serves
+        return None, f"{type(error).__name__}: {error}"
+
+
+def available() -> bool:
+    """Whether compiled code can call the binding (building it on the first call)."""
+    return _binding()[0] is not None
+
+
+def unavailable_reason() -> Optional[str]:
+    return _binding()[1]
+
+
+def _rotary_into_via_op(x: torch.Tensor, table: torch.Tensor, conjugate: bool, out: torch.Tensor) -> None:
+    """The binding's contract through the op, for a process that has not built it."""
+    function = _binding_if_built()
+    if function is not None:
+        return function(x, table, conjugate, out=out)
+    out.copy_(torch.ops.inductor_complex.rotary_embedding_single_cpu(x, table, out.dtype, conjugate))
+
+
+def _binding_if_built():
+    """The binding if this process has it or an earlier one built it; never builds."""
+    global rotary_into
+    if _binding.cache_info().currsize == 0:
+        if not rotary_cpu.load_if_built():
+            return None
+        try:
+            built = any(os.path.exists(path) for path in rotary_cpu.library_candidates(
+                *_recipe(rotary_cpu.op_library_path())))
+        except Exception:
+            built = False
+        if not built:
+            return None
+    function = _binding()[0]
+    if function is not None:
+        rotary_into = function  # later imports of generated code get the builtin itself
+    return function
+
+
+# What generated code imports (see the module docstring): the builtin where an earlier
+# process built it, so that replayed code calls it without a Python frame.
+rotary_into = _binding_if_built() or _rotary_into_via_op
