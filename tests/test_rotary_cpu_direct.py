@@ -27,14 +27,15 @@ def _code_of_call(code: str) -> str:
     return code[code.index("def call("):]
 
 
-def test_a_decode_step_calls_the_binding_once_per_tensor_and_not_the_op():
+def test_a_decode_step_calls_the_binding_once_for_q_and_k_and_not_the_op():
     _needs_binding()
     q, k = torch.randn(4, 1, 4, 16), torch.randn(4, 1, 2, 16)
     table = precompute_freqs_cis(16, 40)[30:31]
     with torch.no_grad():
         got, (code,) = run_and_get_code(_compiled(), q, k, table)
     call = _code_of_call(code)
-    assert call.count(f"{rotary_cpu_lowering.KERNEL_NAME}(") == 2 and OP_CALL not in call, call
+    assert call.count(f"{rotary_cpu_lowering.PAIR_KERNEL_NAME}(") == 1 and OP_CALL not in call, call
+    assert "assert_size_stride(buf" not in call  # no checks of results Inductor allocated itself
     assert rotary_cpu_lowering.IMPORT_LINE in code
     assert all(torch.equal(a, b) for a, b in zip(got, apply_rotary_emb_complex(q, k, table)))
 
@@ -55,7 +56,7 @@ def test_training_calls_the_binding_forward_and_backward_with_eagers_numbers(dty
         return got, torch.autograd.grad(got, (q, k), cotangents)
 
     (got, grads), codes = run_and_get_code(step)
-    assert len(codes) == 2 and all(rotary_cpu_lowering.KERNEL_NAME in c and OP_CALL not in c for c in codes)
+    assert len(codes) == 2 and all(rotary_cpu_lowering.PAIR_KERNEL_NAME in c and OP_CALL not in c for c in codes)
     for a, b in zip((*got, *grads), (*want, *want_grads)):
         assert a.dtype == b.dtype and a.is_contiguous()
         assert torch.equal(a, b)
@@ -69,7 +70,7 @@ def test_dynamic_sizes_take_the_binding_with_one_compile():
         q, k = torch.randn(batch, seq, 4, 16), torch.randn(batch, seq, 2, 16)
         with torch.no_grad():
             got, (code,) = run_and_get_code(compiled, q, k, table[:seq])
-        assert rotary_cpu_lowering.KERNEL_NAME in code
+        assert rotary_cpu_lowering.PAIR_KERNEL_NAME in code
         assert all(torch.equal(a, b) for a, b in zip(got, apply_rotary_emb_complex(q, k, table[:seq])))
 
 
@@ -80,28 +81,40 @@ def test_without_the_binding_compiled_code_calls_the_op(monkeypatch):
     table = precompute_freqs_cis(16, 3)
     with torch.no_grad():
         got, (code,) = run_and_get_code(_compiled(), q, k, table)
-    assert OP_CALL in code and rotary_cpu_lowering.KERNEL_NAME not in code
+    assert OP_CALL in code and "inductor_complex_rotary" not in code
     assert all(torch.equal(a, b) for a, b in zip(got, apply_rotary_emb_complex(q, k, table)))
 
 
 @pytest.mark.parametrize("conjugate", [False, True])
-def test_the_python_stand_in_writes_what_the_binding_writes(conjugate):
+def test_the_python_stand_ins_write_what_the_binding_writes(conjugate, monkeypatch):
     # Generated code replayed from a compile cache in a process without the binding
-    # calls the stand-in, which goes through the op.
+    # calls the stand-ins, which go through the ops.
     _needs_binding()
-    x = torch.randn(2, 3, 4, 16)
+    q, k = torch.randn(2, 3, 4, 16), torch.randn(2, 3, 2, 16).to(torch.bfloat16)
     table = precompute_freqs_cis(16, 3)
-    by_binding, by_op = torch.empty_like(x), torch.empty_like(x)
-    rotary_cpu_direct._binding()[0](x, table, conjugate, by_binding)
-    expected = torch.ops.inductor_complex.rotary_embedding_single_cpu(x, table, None, conjugate)
-    rotary_cpu_direct._rotary_into_via_op(x, table, conjugate, by_op)
-    assert torch.equal(by_binding, expected) and torch.equal(by_op, expected)
+    binding = rotary_cpu_direct._binding()[0]
+    want_q = torch.ops.inductor_complex.rotary_embedding_single_cpu(q, table, None, conjugate)
+    want_k = torch.ops.inductor_complex.rotary_embedding_single_cpu(k, table, torch.float32, conjugate)
+    for loaded in (binding, None):  # a process that built it before, and one that did not
+        monkeypatch.setattr(rotary_cpu_direct, "_loaded_binding", lambda: loaded)
+        single, pair_q, pair_k = torch.empty_like(q), torch.empty_like(q), torch.empty(k.shape)
+        rotary_cpu_direct._rotary_into_via_op(q, table, conjugate, single)
+        rotary_cpu_direct._rotary_pair_into_via_op(q, k.float(), table, conjugate, pair_q, pair_k)
+        assert torch.equal(single, want_q) and torch.equal(pair_q, want_q) and torch.equal(pair_k, want_k)
+    by_binding = torch.empty_like(q)
+    binding.rotary_into(q, table, conjugate, by_binding)
+    assert torch.equal(by_binding, want_q)
 
 
 def test_the_binding_names_a_wrong_output():
     _needs_binding()
     x, table = torch.randn(1, 3, 2, 8), precompute_freqs_cis(8, 3)
-    with pytest.raises(RuntimeError, match="out must be a contiguous CPU tensor of x's shape"):
-        rotary_cpu_direct._binding()[0](x, table, False, torch.empty(1, 3, 2, 4))
-    with pytest.raises(RuntimeError, match="out must be a contiguous CPU tensor"):
-        rotary_cpu_direct._binding()[0](x, table, False, torch.empty(1, 3, 8, 2).transpose(2, 3))
+    binding = rotary_cpu_direct._binding()[0]
+    with pytest.raises(RuntimeError, match="q_out must be a contiguous CPU tensor of the shape"):
+        binding.rotary_into(x, table, False, torch.empty(1, 3, 2, 4))
+    with pytest.raises(RuntimeError, match="q_out must be a contiguous CPU tensor"):
+        binding.rotary_into(x, table, False, torch.empty(1, 3, 8, 2).transpose(2, 3))
+    with pytest.raises(RuntimeError, match="k_out must be a contiguous CPU tensor"):
+        binding.rotary_pair_into(x, x, table, False, torch.empty_like(x), torch.empty(3))
+    with pytest.raises(RuntimeError, match="share a dtype"):
+        binding.rotary_pair_into(x, x, table, False, torch.empty_like(x), torch.empty_like(x).double())

@@ -16,7 +16,7 @@ from torch._inductor.utils import run_and_get_code
 
 from inductor_complex import ComplexToRealPass
 from inductor_complex.fallbacks import count_complex_fallbacks
-from inductor_complex.kernels import rotary_cpu, rotary_cpu_lowering
+from inductor_complex.kernels import rotary_cpu
 from inductor_complex.kernels.rotary import rotary_reference_single
 from inductor_complex.llama_rope import apply_rotary_emb_complex, precompute_freqs_cis
 
@@ -120,16 +120,6 @@ def test_a_compiler_that_fails_is_a_reason_not_an_error(monkeypatch):
         rotary_cpu._library.cache_clear()  # the next call, unpatched, builds it again
 
 
-def rotary_calls_per_site(code: str) -> int:
-    """Kernel calls per rope site of q and k: one per tensor where the code calls the
-    binding directly (rotary_cpu_lowering), else one through the op."""
-    if rotary_cpu_lowering.KERNEL_NAME in code:
-        assert "torch.ops.inductor_complex.rotary_embedding_cpu" not in code
-        return 2
-    assert "torch.ops.inductor_complex.rotary_embedding_cpu" in code
-    return 1
-
-
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
 def test_compiled_llama_rope_runs_the_c_kernel_with_eagers_numbers(dtype):
     q = torch.randn(2, 16, 4, 32).to(dtype).requires_grad_()
@@ -144,12 +134,12 @@ def test_compiled_llama_rope_runs_the_c_kernel_with_eagers_numbers(dtype):
     launches = rotary_cpu.launches()
     with count_complex_fallbacks() as fallbacks:
         got, (code,) = run_and_get_code(compiled, q, k, freqs_cis)
-    per_site = rotary_calls_per_site(code)
-    assert rotary_cpu.launches() == launches + per_site
+    assert rotary_cpu.launches() == launches + 1  # q and k in one call
+    assert "rotary_embedding_cpu" in code
     assert fallbacks.beyond_edges == [], fallbacks  # only the table's zero-copy view
     assert counters["inductor_complex"]["fused"] == 2
     grads = torch.autograd.grad(got, (q, k), cotangents)
-    assert rotary_cpu.launches() == launches + 2 * per_site  # the backward rotates by the conjugate
+    assert rotary_cpu.launches() == launches + 2  # the backward rotates by the conjugate
     for a, b in zip((*got, *grads), (*want, *want_grads)):
         assert torch.equal(a, b)
 
@@ -173,10 +163,9 @@ def test_the_default_gives_ropes_of_dynamic_size_the_kernel_with_eagers_numbers(
         want_grad = torch.autograd.grad(want, x, cotangents)
         launches = rotary_cpu.launches()
         got = compiled(x)
-        per_site = rotary_cpu_lowering.calls_per_pair()
-        assert rotary_cpu.launches() == launches + per_site
+        assert rotary_cpu.launches() == launches + 1
         (grad,) = torch.autograd.grad(got, x, cotangents)
-        assert rotary_cpu.launches() == launches + 2 * per_site
+        assert rotary_cpu.launches() == launches + 2
         assert all(torch.equal(a, b) for a, b in zip((*got, grad), (*want, *want_grad)))
     assert counters["stats"]["unique_graphs"] == 1  # one compile served both batches
     assert counters["inductor_complex"]["fused"] == 2
@@ -191,8 +180,7 @@ def test_compiled_code_calls_the_kernel_from_cpp_without_python_between():
                              options=ComplexToRealPass(fused_rotary=True).inductor_options())
     python_calls, all_calls = rotary_cpu.launch_count, rotary_cpu.launches()
     got = compiled(q, k, freqs_cis)
-    assert rotary_cpu.launches() == all_calls + rotary_cpu_lowering.calls_per_pair()
-    assert rotary_cpu.launch_count == python_calls
+    assert rotary_cpu.launches() == all_calls + 1 and rotary_cpu.launch_count == python_calls
     for a, b in zip(got, apply_rotary_emb_complex(q, k, freqs_cis)):
         assert torch.equal(a, b)
 

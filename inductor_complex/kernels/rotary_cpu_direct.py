@@ -5,16 +5,17 @@ Why: inside a compiled step, a call through the operator registry
 conversion to the dispatcher's stack, boxing, the results' wrapping, then two
 size asserts per result) cost 10-15 us more than the kernel's own work on an
 AVX2 host, which at decode shapes is most of the rope's step. A pybind11
-function that writes into a buffer Inductor allocated costs about a third of
+function that writes into buffers Inductor allocated costs less than half of
 that (:mod:`.rotary_cpu_lowering` makes Inductor call it; measured in
 ``perf/results/avx2_host/README.md``).
 
 The binding is a small library of its own, linked against the op library
 (:mod:`.rotary_cpu_op`, which exports ``inductor_complex_rotary_into``), so
 that a machine without Python's headers still gets the op. :func:`rotary_into`
-is what generated code imports: the binding once built, else a Python function
-that calls the op (the same numbers, the op's cost), so code that a compile
-cache replays in a process where the binding is missing still runs.
+and :func:`rotary_pair_into` are what generated code imports: the binding's
+functions once built, else Python functions that call the ops (the same
+numbers, the ops' cost), so code that a compile cache replays in a process
+where the binding is missing still runs.
 """
 
 from __future__ import annotations
@@ -36,15 +37,21 @@ _SOURCE = r"""
 #include <torch/csrc/utils/pybind.h>
 #include <ATen/core/Tensor.h>
 
-void inductor_complex_rotary_into(const at::Tensor& x, const at::Tensor& table, bool conjugate, at::Tensor& out);
+void inductor_complex_rotary_into(const at::Tensor& q, const at::Tensor* k, const at::Tensor& table,
+                                  bool conjugate, at::Tensor& q_out, at::Tensor* k_out);
 
 static void rotary_into(const at::Tensor& x, const at::Tensor& table, bool conjugate, at::Tensor out) {
-    inductor_complex_rotary_into(x, table, conjugate, out);
+    inductor_complex_rotary_into(x, nullptr, table, conjugate, out, nullptr);
+}
+
+static void rotary_pair_into(const at::Tensor& q, const at::Tensor& k, const at::Tensor& table, bool conjugate,
+                             at::Tensor q_out, at::Tensor k_out) {
+    inductor_complex_rotary_into(q, &k, table, conjugate, q_out, &k_out);
 }
 
 PYBIND11_MODULE(inductor_complex_rotary_binding, m) {
-    m.def("rotary_into", &rotary_into, "x rotated by table into out", pybind11::arg("x"),
-          pybind11::arg("table"), pybind11::arg("conjugate"), pybind11::arg("out"));
+    m.def("rotary_into", &rotary_into, "x rotated by table into out");
+    m.def("rotary_pair_into", &rotary_pair_into, "q and k rotated by table into q_out and k_out");
 }
 """
 
@@ -71,14 +78,17 @@ def _import(path: str):
 
 @functools.lru_cache(maxsize=1)
 def _binding() -> tuple[Optional[object], Optional[str]]:
-    """(the binding's ``rotary_into``, None), building it if need be, or (None, why not)."""
+    """(the binding module, None), building it if need be, or (None, why not)."""
     if not rotary_cpu.op_kernel_registered():  # builds the op library first, if it can
         return None, f"the C++ op kernel is not registered ({rotary_cpu.op_kernel_unregistered_reason()})"
     try:
         path = rotary_cpu.compile_library(*_recipe(rotary_cpu.op_library_path()), remember_failures=True)
-        return _import(path).rotary_into, None
+        module = _import(path)
     except Exception as error:  # no Python headers, another compiler: the op serves
         return None, f"{type(error).__name__}: {error}"
+    global rotary_into, rotary_pair_into
+    rotary_into, rotary_pair_into = module.rotary_into, module.rotary_pair_into  # for code imported from now on
+    return module, None
 
 
 def available() -> bool:
@@ -90,17 +100,8 @@ def unavailable_reason() -> Optional[str]:
     return _binding()[1]
 
 
-def _rotary_into_via_op(x: torch.Tensor, table: torch.Tensor, conjugate: bool, out: torch.Tensor) -> None:
-    """The binding's contract through the op, for a process that has not built it."""
-    function = _binding_if_built()
-    if function is not None:
-        return function(x, table, conjugate, out=out)
-    out.copy_(torch.ops.inductor_complex.rotary_embedding_single_cpu(x, table, out.dtype, conjugate))
-
-
-def _binding_if_built():
+def _loaded_binding():
     """The binding if this process has it or an earlier one built it; never builds."""
-    global rotary_into
     if _binding.cache_info().currsize == 0:
         if not rotary_cpu.load_if_built():
             return None
@@ -111,12 +112,30 @@ def _binding_if_built():
             built = False
         if not built:
             return None
-    function = _binding()[0]
-    if function is not None:
-        rotary_into = function  # later imports of generated code get the builtin itself
-    return function
+    return _binding()[0]
 
 
-# What generated code imports (see the module docstring): the builtin where an earlier
-# process built it, so that replayed code calls it without a Python frame.
-rotary_into = _binding_if_built() or _rotary_into_via_op
+# The binding's contracts through the ops, for a process that has not built it.
+
+
+def _rotary_into_via_op(x: torch.Tensor, table: torch.Tensor, conjugate: bool, out: torch.Tensor) -> None:
+    binding = _loaded_binding()
+    if binding is not None:
+        return binding.rotary_into(x, table, conjugate, out)
+    out.copy_(torch.ops.inductor_complex.rotary_embedding_single_cpu(x, table, out.dtype, conjugate))
+
+
+def _rotary_pair_into_via_op(q: torch.Tensor, k: torch.Tensor, table: torch.Tensor, conjugate: bool,
+                             q_out: torch.Tensor, k_out: torch.Tensor) -> None:
+    binding = _loaded_binding()
+    if binding is not None:
+        return binding.rotary_pair_into(q, k, table, conjugate, q_out, k_out)
+    q_new, k_new = torch.ops.inductor_complex.rotary_embedding_cpu(q, k, table, q_out.dtype, conjugate)
+    q_out.copy_(q_new)
+    k_out.copy_(k_new)
+
+
+# What generated code imports (see the module docstring): the builtins where this or an
+# earlier process built them, so that compiled code calls them without a Python frame.
+rotary_into, rotary_pair_into = _rotary_into_via_op, _rotary_pair_into_via_op
+_loaded_binding()

@@ -2,17 +2,18 @@
 
 Inductor lowers an op it does not know (our ``rotary_embedding_cpu`` and
 ``..._single_cpu``) to a fallback call through the operator registry, with size
-asserts on its results. Here each rotated tensor becomes an ``ExternKernelOut``:
-Inductor allocates the output as it allocates its own buffers, and the generated
-code calls :data:`.rotary_cpu_direct.rotary_into` (a pybind11 function) on it.
-Same kernel, same numbers; only the call changes (why: the module docstring of
-:mod:`.rotary_cpu_direct`).
+asserts on its results. Here Inductor allocates the outputs as it allocates its
+own buffers, and the generated code calls the C kernel's Python binding
+(:mod:`.rotary_cpu_direct`) to write them: one call for q and k, as the op
+makes. Same kernel, same numbers; only the call changes (why: the module
+docstring of :mod:`.rotary_cpu_direct`).
 
-Registered (:func:`register_if_inductor_is_loaded`) as user lowerings (``torch._inductor.lowering.user_lowerings``, torch
-2.13 and later), which may decline: a lowering that returns None leaves the op
-to Inductor's own fallback. They decline for C++ wrappers (AOTInductor and
-``cpp_wrapper``, which call ops by their C++ names), for tensors off the CPU,
-and where the binding could not be built.
+Registered (:func:`register_if_inductor_is_loaded`) as user lowerings
+(``torch._inductor.lowering.user_lowerings``, torch 2.13 and later), which may
+decline: a lowering that returns None leaves the op to Inductor's own fallback.
+They decline for C++ wrappers (AOTInductor and ``cpp_wrapper``, which call ops
+by their C++ names), for tensors off the CPU, and where the binding could not
+be built.
 """
 
 from __future__ import annotations
@@ -26,9 +27,11 @@ import torch
 
 log = logging.getLogger(__name__)
 
-# How generated code names the binding; the import line puts it in its globals.
+# How generated code names the binding's functions; the import line puts them in its globals.
 KERNEL_NAME = "inductor_complex_rotary_into"
-IMPORT_LINE = f"from inductor_complex.kernels.rotary_cpu_direct import rotary_into as {KERNEL_NAME}"
+PAIR_KERNEL_NAME = "inductor_complex_rotary_pair_into"
+IMPORT_LINE = ("from inductor_complex.kernels.rotary_cpu_direct import "
+               f"rotary_into as {KERNEL_NAME}, rotary_pair_into as {PAIR_KERNEL_NAME}")
 
 
 def register_if_inductor_is_loaded() -> None:
@@ -52,28 +55,20 @@ def register() -> bool:
     return True
 
 
-def calls_per_pair() -> int:
-    """Kernel calls that compiled code makes per rope site of q and k on CPU: one per
-    tensor through the binding, else one for both through the op."""
-    from . import rotary_cpu_direct
-
-    try:
-        from torch._inductor.lowering import user_lowerings  # noqa: F401
-    except ImportError:
-        return 1
-    return 2 if rotary_cpu_direct.available() else 1
-
-
 def _lower_pair(q, k, table, out_dtype, conjugate):
     if not _direct_call_applies(q, k, table):
         return None
-    return _rotated(q, table, out_dtype, conjugate), _rotated(k, table, out_dtype, conjugate)
+    q_out, k_out = _empty_like(q, out_dtype), _empty_like(k, out_dtype)
+    _direct_call_class()(PAIR_KERNEL_NAME, [q, k, table], [q_out, k_out], conjugate)
+    return q_out, k_out
 
 
 def _lower_single(x, table, out_dtype, conjugate):
     if not _direct_call_applies(x, table):
         return None
-    return _rotated(x, table, out_dtype, conjugate)
+    out = _empty_like(x, out_dtype)
+    _direct_call_class()(KERNEL_NAME, [x, table], [out], conjugate)
+    return out
 
 
 def _direct_call_applies(*tensors) -> bool:
@@ -91,30 +86,57 @@ def _direct_call_applies(*tensors) -> bool:
     return True
 
 
-def _rotated(x, table, out_dtype: Optional[torch.dtype], conjugate: bool):
+def _empty_like(x, dtype: Optional[torch.dtype]):
+    """A new contiguous buffer of ``x``'s shape, which the direct call fills."""
     from torch._inductor import ir
+    from torch._inductor.lowering import empty_strided
 
-    x = ir.ExternKernel.realize_input(x)
-    table = ir.ExternKernel.realize_input(table)
     size = list(x.get_size())
-    layout = ir.FixedLayout(x.get_device(), out_dtype or x.get_dtype(), size,
-                            ir.FlexibleLayout.contiguous_strides(size))
-    return ir.TensorBox.create(_direct_rotary_call_class()(layout, [x, table], constant_args=(bool(conjugate),),
-                                                 python_kernel_name=KERNEL_NAME))
+    return empty_strided(size, ir.FlexibleLayout.contiguous_strides(size), dtype=dtype or x.get_dtype(),
+                         device=x.get_device())
 
 
 @functools.cache
-def _direct_rotary_call_class():
+def _direct_call_class():
     # Derives from Inductor's IR, imported only when a graph is lowered.
     from torch._inductor import ir
+    from torch._inductor.virtualized import V
+    from torch.utils._ordered_set import OrderedSet
 
-    class DirectRotaryCall(ir.ExternKernelOut):
-        """``rotary_into(x, table, conjugate, buf)``, with the import it needs."""
+    class DirectRotaryCall(ir.ExternKernel):
+        """``kernel(*inputs, conjugate, *outputs)``: the binding writes the outputs,
+        buffers Inductor allocated, in place; each write is a ``MutationOutput``, as
+        for a user Triton kernel that stores into its arguments."""
+
+        def __init__(self, kernel_name: str, inputs: list, outputs: list, conjugate: bool) -> None:
+            inputs = [self.unwrap_storage_for_input(self.realize_input(t)) for t in inputs]
+            outputs = [self.unwrap_storage_for_input(self.realize_input(t)) for t in outputs]
+            device = inputs[0].get_device()
+            super().__init__(None, ir.NoneLayout(device=device), [*inputs, *outputs], (bool(conjugate),),
+                             python_kernel_name=kernel_name)
+            self.written = len(outputs)
+            self.mutation_outputs = [ir.MutationOutput(ir.NoneLayout(device=device), out, self) for out in outputs]
+            V.graph.register_operation(self)
+
+        def get_outputs(self):
+            return list(self.mutation_outputs)
+
+        def get_unbacked_symbol_defs(self):
+            return OrderedSet()
 
         def codegen(self, wrapper) -> None:
             wrapper.add_import_once(IMPORT_LINE)
             self.codegen_comment(wrapper)
-            # The output positionally: pybind11 takes a keyword ``out=`` ~0.5 us slower.
-            wrapper.writeline(f"{KERNEL_NAME}({', '.join([*self.codegen_args(), self.codegen_reference()])})")
+            references = [t.codegen_reference() for t in self.inputs]
+            reads = len(references) - self.written
+            # Outputs positionally: pybind11 takes keywords ~0.5 us slower a call.
+            arguments = [*references[:reads], repr(self.constant_args[0]), *references[reads:]]
+            wrapper.writeline(f"{self.python_kernel_name}({', '.join(arguments)})")
 
     return DirectRotaryCall
+
+
+def calls_per_pair() -> int:
+    """Kernel launches per rope site of q and k on CPU in compiled code: one, through
+    the binding or the op alike (kept as a function for tests that count launches)."""
+    return 1

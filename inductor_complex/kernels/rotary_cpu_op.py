@@ -179,23 +179,43 @@ static at::Tensor rotary_single(const at::Tensor& x, const at::Tensor& table,
     return std::get<0>(rotate(x, nullptr, table, out_dtype, conjugate));
 }
 
-/* x rotated into out, a contiguous tensor of x's shape that the caller allocated: what
-   compiled code calls directly, through the Python binding (rotary_cpu_direct), instead
-   of the op. Exported for that binding's library, which links against this one. */
-void inductor_complex_rotary_into(const at::Tensor& x, const at::Tensor& table_given, bool conjugate,
-                                  at::Tensor& out) {
+static void check_output(const char* name, const at::Tensor& out, const at::Tensor& x) {
+    TORCH_CHECK(out.device().is_cpu() && out.sizes() == x.sizes() && out.is_contiguous(),
+                "rotary_into: ", name, " must be a contiguous CPU tensor of the shape ", x.sizes(),
+                ", got ", out.sizes());
+}
+
+/* q (and k, when given) rotated into q_out (and k_out), contiguous tensors of their
+   shapes that the caller allocated: what compiled code calls directly, through the
+   Python binding (rotary_cpu_direct), instead of the op. Exported for that binding's
+   library, which links against this one. */
+void inductor_complex_rotary_into(const at::Tensor& q, const at::Tensor* k, const at::Tensor& table_given,
+                                  bool conjugate, at::Tensor& q_out, at::Tensor* k_out) {
     if (interpreter_requested()) {
-        out.copy_(rotary_single(x, table_given, out.scalar_type(), conjugate));
+        if (k) {
+            auto results = rotary_pair(q, *k, table_given, q_out.scalar_type(), conjugate);
+            q_out.copy_(std::get<0>(results));
+            k_out->copy_(std::get<1>(results));
+        } else {
+            q_out.copy_(rotary_single(q, table_given, q_out.scalar_type(), conjugate));
+        }
         return;
     }
-    TORCH_CHECK(x.dim() == 4 && x.size(3) % 2 == 0,
-                "rotary_into: x must be a 4-d CPU tensor [B, S, H, D] with an even D, got ", x.sizes());
-    TORCH_CHECK(out.device().is_cpu() && out.sizes() == x.sizes() && out.is_contiguous(),
-                "rotary_into: out must be a contiguous CPU tensor of x's shape ", x.sizes(), ", got ", out.sizes());
-    Table table = table_of(table_given, x);
-    check_input("x", x, table, x.size(1), x.size(3));
-    rotary_fn fn = entry_points[element_code(x.scalar_type())][table.fp64][element_code(out.scalar_type())];
-    launch(fn, head_dim_contiguous(x), out, nullptr, nullptr, table, conjugate);
+    TORCH_CHECK(q.dim() == 4 && q.size(3) % 2 == 0,
+                "rotary_into: q must be a 4-d CPU tensor [B, S, H, D] with an even D, got ", q.sizes());
+    Table table = table_of(table_given, q);
+    check_input("q", q, table, q.size(1), q.size(3));
+    check_output("q_out", q_out, q);
+    if (k) {
+        check_input("k", *k, table, q.size(1), q.size(3));
+        check_output("k_out", *k_out, *k);
+        TORCH_CHECK(k->scalar_type() == q.scalar_type() && k->size(0) == q.size(0) &&
+                    k_out->scalar_type() == q_out.scalar_type(),
+                    "rotary_into: q and k must share a dtype and a batch size, and so must their outputs");
+    }
+    rotary_fn fn = entry_points[element_code(q.scalar_type())][table.fp64][element_code(q_out.scalar_type())];
+    at::Tensor k_contiguous = k ? head_dim_contiguous(*k) : at::Tensor();
+    launch(fn, head_dim_contiguous(q), q_out, k ? &k_contiguous : nullptr, k_out, table, conjugate);
 }
 
 TORCH_LIBRARY_IMPL(inductor_complex, CPU, m) {
