@@ -135,8 +135,3 @@ def _direct_call_class():
 
     return DirectRotaryCall
 
-
-def calls_per_pair() -> int:
-    """Kernel launches per rope site of q and k on CPU in compiled code: one, through
-    the binding or the op alike (kept as a function for tests that count launches)."""
-    return 1

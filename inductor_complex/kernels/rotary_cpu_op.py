@@ -15,6 +15,10 @@ process) or where this build failed (no headers, another compiler); no kernel
 is registered twice. With ``TRITON_INTERPRET=1`` the C++ kernel hands the call
 back to the Python one, which runs the Triton kernel in its interpreter (how
 the tests check the Triton kernel's numerics).
+
+The library also exports ``inductor_complex_rotary_into``, which writes into
+outputs the caller allocated: compiled code reaches it through a small Python
+binding (:mod:`.rotary_cpu_direct`) rather than through the dispatcher.
 """
 
 from __future__ import annotations
