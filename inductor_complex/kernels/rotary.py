@@ -32,8 +32,9 @@ Triton has no CPU backend), or, with ``TRITON_INTERPRET=1`` set, the Triton inte
 runs this kernel (slowly: that is how CI checks the Triton kernel's numerics).
 Inductor generates Triton launches for GPUs only, so under torch.compile a CPU call stays
 an opaque op (``inductor_complex::rotary_embedding_cpu`` and ``..._single_cpu``), which
-Inductor lowers to direct calls of the C kernel's Python binding, one per tensor
-(:mod:`.rotary_cpu_lowering`), or, where that binding is missing, calls as an op. Without Triton the ops are plain custom ops that serve CPU tensors only.
+Inductor lowers to one direct call of the C kernel's Python binding per rope site
+(:mod:`.rotary_cpu_lowering`), or, where that binding is missing, calls as an op.
+Without Triton the ops are plain custom ops that serve CPU tensors only.
 ``rotary_reference`` computes the same with complex math.
 """
 

@@ -12,8 +12,8 @@ Registered (:func:`register_if_inductor_is_loaded`) as user lowerings
 (``torch._inductor.lowering.user_lowerings``, torch 2.13 and later), which may
 decline: a lowering that returns None leaves the op to Inductor's own fallback.
 They decline for C++ wrappers (AOTInductor and ``cpp_wrapper``, which call ops
-by their C++ names), for tensors off the CPU, and where the binding could not
-be built.
+by their C++ names) and Inductor's FX wrapper, for tensors off the CPU, and
+where the binding could not be built.
 """
 
 from __future__ import annotations
@@ -78,6 +78,8 @@ def _direct_call_applies(*tensors) -> bool:
 
     if V.graph.cpp_wrapper or getattr(V.graph, "aot_mode", False):
         return False
+    if getattr(torch._inductor.config, "fx_wrapper", False):  # (its FX wrapper has no line for this call)
+        return False
     if any(t.get_device() is None or t.get_device().type != "cpu" for t in tensors):
         return False
     if not rotary_cpu_direct.available():
@@ -134,4 +136,3 @@ def _direct_call_class():
             wrapper.writeline(f"{self.python_kernel_name}({', '.join(arguments)})")
 
     return DirectRotaryCall
-
