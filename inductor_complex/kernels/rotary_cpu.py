@@ -377,9 +377,13 @@ def compile_library(name: str, source: str, front: list, back: list, remember_fa
     return _compile(name, source, front, back, remember_failures)
 
 
-def library_candidates(name: str, source: str, front: list, back: list) -> list[str]:
-    """Where :func:`compile_library` keeps ``source``'s build, per flag set tried."""
-    return [path for _, _, path in _candidates(name, source, front, back)]
+def library_built(recipe) -> bool:
+    """Whether an earlier :func:`compile_library` of ``recipe()`` (name, source, compile
+    flags, link flags) left a build in the cache; never builds."""
+    try:
+        return any(os.path.exists(path) for _, _, path in _candidates(*recipe()))
+    except Exception:  # no torch headers to hash, say: nothing was built either
+        return False
 
 
 def _build_op_library() -> str:
@@ -441,13 +445,8 @@ def load_if_built() -> bool:
     without building; whether the C++ kernels are registered now. For the ops'
     Python kernels: a compile-cache hit replays graphs that call the ops without
     running the passes that would have loaded the library."""
-    if _library.cache_info().currsize == 0:
-        try:
-            built = any(os.path.exists(path) for _, _, path in _candidates(*_op_library_recipe()))
-        except Exception:  # no torch headers to hash: nothing was built either
-            built = False
-        if not built:
-            return False
+    if _library.cache_info().currsize == 0 and not library_built(_op_library_recipe):
+        return False
     return op_kernel_registered()
 
 

@@ -105,12 +105,7 @@ def _loaded_binding():
     if _binding.cache_info().currsize == 0:
         if not rotary_cpu.load_if_built():
             return None
-        try:
-            built = any(os.path.exists(path) for path in rotary_cpu.library_candidates(
-                *_recipe(rotary_cpu.op_library_path())))
-        except Exception:
-            built = False
-        if not built:
+        if not rotary_cpu.library_built(lambda: _recipe(rotary_cpu.op_library_path())):
             return None
     return _binding()[0]
 

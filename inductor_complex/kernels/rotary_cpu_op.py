@@ -121,45 +121,46 @@ static void check_input(const char* name, const at::Tensor& x, const Table& tabl
                 " rows of ", S, " positions, head dim ", D, ")");
 }
 
-/* One kernel call: q (and k) with contiguous head dims into contiguous outputs. */
-static void launch(rotary_fn fn, const at::Tensor& q, at::Tensor& q_out, const at::Tensor* k, at::Tensor* k_out,
-                   const Table& table, bool conjugate) {
-    int64_t B = q.size(0), S = q.size(1), Hq = q.size(2), D = q.size(3), Hk = k ? k->size(2) : 0;
+/* The table as the kernel reads it, once q [B, S, Hq, D] (and k [B, S, Hk, D]) are checked against it. */
+static Table checked_table(const at::Tensor& q, const at::Tensor* k, const at::Tensor& table_given) {
+    TORCH_CHECK(q.dim() == 4 && q.size(3) % 2 == 0,
+                "rotary_embedding_cpu: q must be a 4-d CPU tensor [B, S, H, D] with an even D, got ", q.sizes());
+    Table table = table_of(table_given, q);
+    check_input("q", q, table, q.size(1), q.size(3));
+    if (k) {
+        check_input("k", *k, table, q.size(1), q.size(3));
+        TORCH_CHECK(k->scalar_type() == q.scalar_type() && k->size(0) == q.size(0),
+                    "rotary_embedding_cpu: q and k must share a dtype and a batch size");
+    }
+    return table;
+}
+
+/* One kernel call: checked q (and k) into contiguous outputs of one dtype. */
+static void rotate_into(const at::Tensor& q_in, const at::Tensor* k_in, const Table& table, bool conjugate,
+                        at::Tensor& q_out, at::Tensor* k_out) {
+    rotary_fn fn = entry_points[element_code(q_in.scalar_type())][table.fp64][element_code(q_out.scalar_type())];
+    at::Tensor q = head_dim_contiguous(q_in), k = k_in ? head_dim_contiguous(*k_in) : at::Tensor();
+    int64_t B = q.size(0), S = q.size(1), Hq = q.size(2), D = q.size(3), Hk = k_in ? k.size(2) : 0;
     launches++;
     int64_t pairs = B * S * (Hq + Hk) * D / 2;
     if (!pairs) return;
     int threads = pairs >= PARALLEL_GRAIN ? at::get_num_threads() : 1;
     fn(q.data_ptr(), q_out.data_ptr(), Hq, q.stride(0), q.stride(1), q.stride(2),
-       Hk ? k->data_ptr() : nullptr, Hk ? k_out->data_ptr() : nullptr, Hk,
-       Hk ? k->stride(0) : 0, Hk ? k->stride(1) : 0, Hk ? k->stride(2) : 0,
+       Hk ? k.data_ptr() : nullptr, Hk ? k_out->data_ptr() : nullptr, Hk,
+       Hk ? k.stride(0) : 0, Hk ? k.stride(1) : 0, Hk ? k.stride(2) : 0,
        table.data, table.rows != 1 ? table.row_stride : 0, B, S, D / 2,
        conjugate, threads);
 }
 
-/* q [B, S, Hq, D] and, when given, k [B, S, Hk, D], rotated by the table. */
-static std::tuple<at::Tensor, at::Tensor> rotate(const at::Tensor& q_in, const at::Tensor* k_in,
+/* q [B, S, Hq, D] and, when given, k [B, S, Hk, D], rotated by the table into new tensors. */
+static std::tuple<at::Tensor, at::Tensor> rotate(const at::Tensor& q, const at::Tensor* k,
                                                  const at::Tensor& table_given,
                                                  std::optional<at::ScalarType> out_dtype, bool conjugate) {
-    TORCH_CHECK(q_in.dim() == 4 && q_in.size(3) % 2 == 0,
-                "rotary_embedding_cpu: q must be a 4-d CPU tensor [B, S, H, D] with an even D, got ", q_in.sizes());
-    Table table = table_of(table_given, q_in);
-    check_input("q", q_in, table, q_in.size(1), q_in.size(3));
-    if (k_in) {
-        check_input("k", *k_in, table, q_in.size(1), q_in.size(3));
-        TORCH_CHECK(k_in->scalar_type() == q_in.scalar_type() && k_in->size(0) == q_in.size(0),
-                    "rotary_embedding_cpu: q and k must share a dtype and a batch size");
-    }
-    at::ScalarType out = out_dtype.value_or(q_in.scalar_type());
-    rotary_fn fn = entry_points[element_code(q_in.scalar_type())][table.fp64][element_code(out)];
-    at::Tensor q = head_dim_contiguous(q_in);
-    int64_t B = q.size(0), S = q.size(1), Hq = q.size(2), D = q.size(3), Hk = 0;
-    at::Tensor q_out = at::empty({B, S, Hq, D}, q.options().dtype(out)), k, k_out;
-    if (k_in) {
-        k = head_dim_contiguous(*k_in);
-        Hk = k.size(2);
-        k_out = at::empty({B, S, Hk, D}, k.options().dtype(out));
-    }
-    launch(fn, q, q_out, Hk ? &k : nullptr, Hk ? &k_out : nullptr, table, conjugate);
+    Table table = checked_table(q, k, table_given);
+    auto options = q.options().dtype(out_dtype.value_or(q.scalar_type()));
+    at::Tensor q_out = at::empty(q.sizes(), options), k_out;
+    if (k) k_out = at::empty(k->sizes(), options);
+    rotate_into(q, k, table, conjugate, q_out, k ? &k_out : nullptr);
     return {q_out, k_out};
 }
 
@@ -183,10 +184,11 @@ static at::Tensor rotary_single(const at::Tensor& x, const at::Tensor& table,
     return std::get<0>(rotate(x, nullptr, table, out_dtype, conjugate));
 }
 
-static void check_output(const char* name, const at::Tensor& out, const at::Tensor& x) {
+static void check_output(const char* name, const at::Tensor& out, const at::Tensor& x, const at::Tensor& q_out) {
     TORCH_CHECK(out.device().is_cpu() && out.sizes() == x.sizes() && out.is_contiguous(),
                 "rotary_into: ", name, " must be a contiguous CPU tensor of the shape ", x.sizes(),
                 ", got ", out.sizes());
+    TORCH_CHECK(out.scalar_type() == q_out.scalar_type(), "rotary_into: q_out and k_out must share a dtype");
 }
 
 /* q (and k, when given) rotated into q_out (and k_out), contiguous tensors of their
@@ -196,30 +198,16 @@ static void check_output(const char* name, const at::Tensor& out, const at::Tens
 void inductor_complex_rotary_into(const at::Tensor& q, const at::Tensor* k, const at::Tensor& table_given,
                                   bool conjugate, at::Tensor& q_out, at::Tensor* k_out) {
     if (interpreter_requested()) {
-        if (k) {
-            auto results = rotary_pair(q, *k, table_given, q_out.scalar_type(), conjugate);
-            q_out.copy_(std::get<0>(results));
-            k_out->copy_(std::get<1>(results));
-        } else {
-            q_out.copy_(rotary_single(q, table_given, q_out.scalar_type(), conjugate));
-        }
+        auto results = k ? rotary_pair(q, *k, table_given, q_out.scalar_type(), conjugate)
+                         : std::make_tuple(rotary_single(q, table_given, q_out.scalar_type(), conjugate), at::Tensor());
+        q_out.copy_(std::get<0>(results));
+        if (k) k_out->copy_(std::get<1>(results));
         return;
     }
-    TORCH_CHECK(q.dim() == 4 && q.size(3) % 2 == 0,
-                "rotary_into: q must be a 4-d CPU tensor [B, S, H, D] with an even D, got ", q.sizes());
-    Table table = table_of(table_given, q);
-    check_input("q", q, table, q.size(1), q.size(3));
-    check_output("q_out", q_out, q);
-    if (k) {
-        check_input("k", *k, table, q.size(1), q.size(3));
-        check_output("k_out", *k_out, *k);
-        TORCH_CHECK(k->scalar_type() == q.scalar_type() && k->size(0) == q.size(0) &&
-                    k_out->scalar_type() == q_out.scalar_type(),
-                    "rotary_into: q and k must share a dtype and a batch size, and so must their outputs");
-    }
-    rotary_fn fn = entry_points[element_code(q.scalar_type())][table.fp64][element_code(q_out.scalar_type())];
-    at::Tensor k_contiguous = k ? head_dim_contiguous(*k) : at::Tensor();
-    launch(fn, head_dim_contiguous(q), q_out, k ? &k_contiguous : nullptr, k_out, table, conjugate);
+    Table table = checked_table(q, k, table_given);
+    check_output("q_out", q_out, q, q_out);
+    if (k) check_output("k_out", *k_out, *k, q_out);
+    rotate_into(q, k, table, conjugate, q_out, k_out);
 }
 
 TORCH_LIBRARY_IMPL(inductor_complex, CPU, m) {
