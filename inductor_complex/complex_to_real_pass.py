@@ -107,6 +107,9 @@ class ComplexToRealPass(CustomGraphPass):
         # reports are those of the forward and backward aten graphs.
         self.post_grad = None if self.lowers_to_aten else PostGradComplexToRealPass(
             complex_blas_on_cpu=complex_blas_on_cpu, planes_on_cpu=planes_on_cpu)
+        # and the fused rotary sites' tables, on the graph autograd traced before it
+        # is split into forward and backward.
+        self.joint = None if self.lowers_to_aten else JointGraphTables()
 
     def __deepcopy__(self, memo):
         # Inductor deep-copies configs (AOTInductor's inductor_configs); the pass
@@ -119,8 +122,10 @@ class ComplexToRealPass(CustomGraphPass):
 
     def inductor_options(self) -> dict:
         """``torch.compile(model, options=p.inductor_options())``: this pass
-        before autograd and its ``post_grad`` companion after it, for one compile."""
-        return {"pre_grad_custom_pass": self, "post_grad_custom_pre_pass": self.post_grad}
+        before autograd and its ``joint`` and ``post_grad`` companions after it,
+        for one compile."""
+        return {"pre_grad_custom_pass": self, "joint_custom_post_pass": self.joint,
+                "post_grad_custom_pre_pass": self.post_grad}
 
     def _cache_key_parts(self) -> str:
         # The default's matmul choice depends on the thread count (eager_kernels).
@@ -243,3 +248,31 @@ class PostGradComplexToRealPass(ComplexToRealPass):
 def is_backward_graph(graph: torch.fx.Graph) -> bool:
     """AOTAutograd's backward graphs take the tangents as ``tangents_1``, ``tangents_2``, ..."""
     return any(n.name.startswith("tangents") for n in graph.find_nodes(op="placeholder"))
+
+
+class JointGraphTables(CustomGraphPass):
+    """The fused CPU rotary sites read the complex table itself, in the graph
+    AOTAutograd traced before splitting it into forward and backward; install as
+    ``joint_custom_post_pass``.
+
+    Past the split it is too late for training: the forward saves the table's
+    pairs, a view it makes with an extern ``view_as_real`` call (~10 us of the
+    quick CPU training rope's ~460). Here both ops still read that view and take
+    the table instead (:mod:`.rotary.table_edges`), which the backward then saves
+    as it came in. Inference graphs pass through here too.
+    """
+
+    def __call__(self, graph: torch.fx.Graph) -> None:
+        if V.aot_compilation:
+            return  # (AOTInductor's graphs get no kernel op; see PostGradComplexToRealPass)
+        try:
+            read_complex_tables(graph)
+        except Exception as error:  # the step's changes are whole: the graph still runs
+            log.warning("inductor_complex: read_complex_tables failed on a joint graph (%s: %s); "
+                        "the graph is left as it was", type(error).__name__, error)
+
+    def __repr__(self) -> str:
+        return "JointGraphTables()"
+
+    def uuid(self) -> bytes:
+        return get_hash_for_files(_source_files(), type(self).__name__)

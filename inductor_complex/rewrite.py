@@ -32,6 +32,7 @@ from .graph_meta import FakeRecordingTracer, copy_traced, graph_fake_mode, meta_
 from .graph_modes import ambient_modes, modes_by_node
 from .mutation import mutates, mutates_metadata, shares_storage, storage_key, written_args
 from .report import Report
+from .rotary.table_edges import complex_table_read
 from .rules import LAZY_BITS, RULES, Unsupported
 from .rules.common import tracing_into
 from .rules.registry import toggle_conj, toggle_neg
@@ -215,6 +216,9 @@ class ComplexRewriter:
     def _involves_complex(self, node: Node) -> bool:
         if holds_complex(fake_value(node)):
             return True
+        table = complex_table_read(node)
+        if table is not None and table not in self.held:
+            return False  # the CPU rotary kernel reads its complex table as it is
         found = False
 
         def look(arg):

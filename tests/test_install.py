@@ -19,11 +19,15 @@ class UserPass(CustomGraphPass):
         return "user"
 
 
+SLOTS = ("pre_grad_custom_pass", "joint_custom_post_pass", "post_grad_custom_pre_pass")
+
+
 @pytest.fixture(autouse=True)
 def clean_config():
-    before = inductor_config.pre_grad_custom_pass, inductor_config.post_grad_custom_pre_pass
+    before = {slot: getattr(inductor_config, slot) for slot in SLOTS}
     yield
-    inductor_config.pre_grad_custom_pass, inductor_config.post_grad_custom_pre_pass = before
+    for slot, value in before.items():
+        setattr(inductor_config, slot, value)
 
 
 def test_enable_keeps_the_users_pass_and_disable_removes_only_ours():
@@ -38,6 +42,19 @@ def test_enable_keeps_the_users_pass_and_disable_removes_only_ours():
     assert inductor_config.pre_grad_custom_pass is user
     inductor_complex.disable()
     assert inductor_config.pre_grad_custom_pass is user
+
+
+def test_enable_fills_each_hook_with_its_companion_next_to_the_users_passes():
+    users = {slot: UserPass() for slot in SLOTS}
+    for slot, user in users.items():
+        setattr(inductor_config, slot, user)
+    ours = inductor_complex.enable()
+    assert inductor_config.joint_custom_post_pass == [users["joint_custom_post_pass"], ours.joint]
+    assert inductor_config.post_grad_custom_pre_pass == [users["post_grad_custom_pre_pass"], ours.post_grad]
+    assert ours.inductor_options() == {"pre_grad_custom_pass": ours, "joint_custom_post_pass": ours.joint,
+                                       "post_grad_custom_pre_pass": ours.post_grad}
+    inductor_complex.disable()
+    assert all(getattr(inductor_config, slot) is user for slot, user in users.items())
 
 
 def test_enabled_context_restores_exactly_what_was_there():

@@ -125,3 +125,15 @@ def test_the_binding_names_a_wrong_output():
         binding.rotary_pair_into(x, x, table, False, torch.empty_like(x), torch.empty(3))
     with pytest.raises(RuntimeError, match="share a dtype"):
         binding.rotary_pair_into(x, x, table, False, torch.empty_like(x), torch.empty_like(x).double())
+
+
+def test_the_binding_names_wrong_arguments():
+    _needs_binding()
+    x, table = torch.randn(1, 3, 2, 8), precompute_freqs_cis(8, 3)
+    binding = rotary_cpu_direct._binding()[0]
+    with pytest.raises(TypeError, match="rotary_into takes 4 arguments"):
+        binding.rotary_into(x, table, False)
+    with pytest.raises(TypeError, match="bool conjugate at position 4"):
+        binding.rotary_pair_into(x, x, table, 1, torch.empty_like(x), torch.empty_like(x))
+    with pytest.raises(TypeError, match="rotary_pair_into takes 6 arguments"):
+        binding.rotary_pair_into(x, x.numpy(), table, False, torch.empty_like(x), torch.empty_like(x))

@@ -292,23 +292,50 @@ def test_a_decode_step_hands_the_kernel_its_complex_table_input():
     assert all(torch.equal(a, b) for a, b in zip(got, apply_rotary_emb_complex(q, k, table)))
 
 
-def test_tables_that_are_not_the_same_view_keep_their_pairs():
-    # Training saves the pairs for backward; a strided table's pairs are not a reshape of it.
+def _rope_grads(outs, q, k, cotangents):
+    return torch.autograd.grad(outs, (q, k), cotangents)
+
+
+def test_training_saves_the_complex_table_itself_for_backward():
+    # The joint-graph hook hands both ops the table before the forward and backward
+    # split, so neither graph makes the pairs view (an extern call) and the forward
+    # saves its table input as it came.
     q = torch.randn(2, 4, 2, 16, requires_grad=True)
     k = torch.randn(2, 4, 1, 16, requires_grad=True)
-    full = precompute_freqs_cis(16, 8)
-    strided = full.T.contiguous().T[2:6]  # [4, 8], strides (1, 8)
-    for table, train in ((full[2:6], True), (strided, False)):
+    table = precompute_freqs_cis(16, 8)[2:6]
+    compiled = torch.compile(apply_rotary_emb_complex, options=ComplexToRealPass(fused_rotary=True).inductor_options())
+    want = apply_rotary_emb_complex(q, k, table)
+    cotangents = [torch.randn_like(t) for t in want]
+
+    def step():
+        got = compiled(q, k, table)
+        return got, _rope_grads(got, q, k, cotangents)
+
+    (got, grads), (forward, backward) = run_and_get_code(step)
+    for code in (forward, backward):
+        call = _code_of_call(code)
+        assert "view_as_real" not in call and "rotary_pair_into(" in call, call
+    assert "primals_3, " in _code_of_call(backward).splitlines()[1], backward  # the table, saved as given
+    assert all(torch.equal(a, b) for a, b in zip(got, want))
+    assert all(torch.equal(a, b) for a, b in zip(grads, _rope_grads(want, q, k, cotangents)))
+
+
+def test_tables_that_are_not_the_same_view_keep_their_pairs():
+    # A strided table's pairs are not a reshape of it, in training or inference.
+    q = torch.randn(2, 4, 2, 16, requires_grad=True)
+    k = torch.randn(2, 4, 1, 16, requires_grad=True)
+    strided = precompute_freqs_cis(16, 8).T.contiguous().T[2:6]  # [4, 8], strides (1, 8)
+    for train in (True, False):
+        torch._dynamo.reset()
         compiled = torch.compile(apply_rotary_emb_complex, options=ComplexToRealPass(fused_rotary=True).inductor_options())
         with torch.set_grad_enabled(train):
-            got, codes = run_and_get_code(compiled, q, k, table)
-            want = apply_rotary_emb_complex(q, k, table)
+            got, codes = run_and_get_code(compiled, q, k, strided)
+            want = apply_rotary_emb_complex(q, k, strided)
         assert "view_as_real" in _code_of_call(codes[0]), train
-        if train:
-            assert all(torch.equal(a, b) for a, b in zip(got, want))
-        else:  # eager's product with a strided table leaves its vectorized loop (the last bit)
-            torch.testing.assert_close(got, want, rtol=0, atol=1e-6)
+        # (eager's product with a strided table leaves its vectorized loop: the last bit)
+        for a, b in zip(got, want):
+            torch.testing.assert_close(a, b, rtol=0, atol=1e-6)
         if train:
             cotangents = [torch.randn_like(t) for t in want]
-            for a, b in zip(torch.autograd.grad(got, (q, k), cotangents), torch.autograd.grad(want, (q, k), cotangents)):
-                assert torch.equal(a, b)
+            for a, b in zip(_rope_grads(got, q, k, cotangents), _rope_grads(want, q, k, cotangents)):
+                torch.testing.assert_close(a, b, rtol=0, atol=1e-6)

@@ -8,9 +8,12 @@ reinterprets it: about 10 us of a decode step's ~140 (one thread, B=64 S=1).
 The CPU ops also take the complex table itself (``kernels/rotary.py``,
 ``kernels/rotary_cpu_op.py``) and view it as ``[Bt, S, D/2, 2]`` pairs. That is
 the same view only when the complex table is contiguous, the pairs the op gets
-are contiguous and both hold the same elements, and nothing else reads the
-chain of views between them (a training graph saves the pairs for backward):
-this pass checks exactly that, on the fake values, and otherwise changes nothing.
+are contiguous and both hold the same elements, and nothing but CPU rotary ops
+reads the chain of views between them: this pass checks exactly that, on the
+fake values, and otherwise changes nothing. It runs on the joint graph too
+(``JointGraphTables``), where the backward's op reads the same pairs: there
+both ops take the table, and training saves it as it came. Past the split a
+forward graph returns the pairs as a saved tensor, and keeps them.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import torch.fx
 from torch.fx.experimental.symbolic_shapes import statically_known_true
 
 from ..graph_meta import refresh_eager_input_vals, statically_contiguous
-from ..values import fake_value
+from ..values import fake_value, holds_complex
 
 aten = torch.ops.aten
 # Views that keep a contiguous tensor's element order (the chain the pass's table emits).
@@ -35,9 +38,35 @@ def _table_indices() -> dict:
     return {getattr(ops, name).default: index for name, index in names.items() if hasattr(ops, name)}
 
 
-def _complex_table(pairs: torch.fx.Node) -> tuple[torch.fx.Node, list[torch.fx.Node]] | None:
+def complex_table_read(node: torch.fx.Node) -> torch.fx.Node | None:
+    """The complex table a CPU rotary op reads as it is (after :func:`read_complex_tables`),
+    where that is the op's only complex input; else None."""
+    if getattr(node.target, "namespace", None) != "inductor_complex":
+        return None  # (asked of every node the rewrite walks: the cheap test first)
+    index = _table_indices().get(node.target) if node.op == "call_function" else None
+    if index is None or len(node.args) <= index or not isinstance(node.args[index], torch.fx.Node):
+        return None
+    table = node.args[index]
+    value = fake_value(table)
+    if not (isinstance(value, torch.Tensor) and value.is_complex()):
+        return None
+    others = [arg for i, arg in enumerate(node.args) if i != index] + list(node.kwargs.values())
+    if any(isinstance(arg, torch.fx.Node) and holds_complex(fake_value(arg)) for arg in others):
+        return None
+    return table
+
+
+def _reads_it_as_table_only(node: torch.fx.Node, pairs: torch.fx.Node, indices: dict) -> bool:
+    index = indices.get(node.target) if node.op == "call_function" else None
+    if index is None or len(node.args) <= index or node.args[index] is not pairs:
+        return False
+    return not any(arg is pairs for i, arg in enumerate(node.args) if i != index) and pairs not in node.kwargs.values()
+
+
+def _complex_table(pairs: torch.fx.Node, indices: dict) -> tuple[torch.fx.Node, list[torch.fx.Node]] | None:
     """(the complex table, the views from it to ``pairs``) where ``pairs`` is
-    ``view_as_real(table)`` through order-keeping views read by nothing else."""
+    ``view_as_real(table)`` through order-keeping views that only CPU rotary ops read
+    (their table), the forward's and, in a joint graph, the backward's."""
     chain, node = [], pairs
     while isinstance(node, torch.fx.Node) and node.op == "call_function" and node.target in _ORDER_KEEPING_VIEWS:
         chain.append(node)
@@ -45,8 +74,10 @@ def _complex_table(pairs: torch.fx.Node) -> tuple[torch.fx.Node, list[torch.fx.N
     if not (isinstance(node, torch.fx.Node) and node.op == "call_function" and node.target is aten.view_as_real.default):
         return None
     chain.append(node)
-    if any(len(view.users) != 1 for view in chain):
-        return None  # another reader of the pairs (a saved tensor) keeps them
+    if any(len(view.users) != 1 for view in chain[1:]):
+        return None  # another reader of a view on the way
+    if not all(_reads_it_as_table_only(user, chain[0], indices) for user in chain[0].users):
+        return None  # another reader of the pairs (a forward graph's saved tensor) keeps them
     table, table_pairs = fake_value(node.args[0]), fake_value(pairs)
     if not (statically_contiguous(table) and table.is_complex() and statically_contiguous(table_pairs)):
         return None
@@ -56,18 +87,22 @@ def _complex_table(pairs: torch.fx.Node) -> tuple[torch.fx.Node, list[torch.fx.N
 
 
 def read_complex_tables(graph: torch.fx.Graph) -> int:
-    """Give each CPU rotary op its complex table where that is the same view; how many."""
+    """Give each CPU rotary op its complex table where that is the same view; how
+    many tables. Run on a joint graph too: the backward then saves the complex table
+    itself, an input, rather than a view of its pairs that the forward must make."""
     done, indices = 0, _table_indices()
     for node in list(graph.nodes):
         index = indices.get(node.target) if node.op == "call_function" else None
         if index is None or len(node.args) <= index:
             continue
-        found = _complex_table(node.args[index])
+        pairs = node.args[index]
+        found = _complex_table(pairs, indices) if isinstance(pairs, torch.fx.Node) else None
         if found is None:
             continue
         table, chain = found
-        node.update_arg(index, table)
-        refresh_eager_input_vals(node)
+        for reader in list(pairs.users):  # each a CPU rotary op, reading it as its table
+            reader.update_arg(indices[reader.target], table)
+            refresh_eager_input_vals(reader)
         for view in chain:  # from the op's side: each is unread once the one after it goes
             graph.erase_node(view)
         done += 1
