@@ -4,8 +4,9 @@ Three of Inductor's hooks take it: ``pre_grad_custom_pass`` (Dynamo's graph,
 where the rewrite does most of its work), ``joint_custom_post_pass``
 (AOTAutograd's graph before the forward and backward are split: the rotary
 ops' tables) and ``post_grad_custom_pre_pass`` (the forward and backward
-graphs, where the gradient math around ops kept complex appears). Each holds one pass or a list of them; ``enable``
-appends ours to what is there, ``disable`` takes only ours out.
+graphs, where the gradient math around ops kept complex appears). Each holds
+one pass or a list of them; ``enable`` appends ours to what is there,
+``disable`` takes only ours out.
 """
 
 from __future__ import annotations
