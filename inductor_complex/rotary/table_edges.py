@@ -38,29 +38,38 @@ def _table_indices() -> dict:
     return {getattr(ops, name).default: index for name, index in names.items() if hasattr(ops, name)}
 
 
+def _table_arg(node: torch.fx.Node, indices: dict) -> tuple[int, object] | None:
+    """(position, argument) of a CPU rotary op's table; None for any other node."""
+    index = indices.get(node.target) if node.op == "call_function" else None
+    if index is None or len(node.args) <= index:
+        return None
+    return index, node.args[index]
+
+
+def _other_args(node: torch.fx.Node, index: int) -> list:
+    return [arg for i, arg in enumerate(node.args) if i != index] + list(node.kwargs.values())
+
+
 def complex_table_read(node: torch.fx.Node) -> torch.fx.Node | None:
     """The complex table a CPU rotary op reads as it is (after :func:`read_complex_tables`),
     where that is the op's only complex input; else None."""
     if getattr(node.target, "namespace", None) != "inductor_complex":
         return None  # (asked of every node the rewrite walks: the cheap test first)
-    index = _table_indices().get(node.target) if node.op == "call_function" else None
-    if index is None or len(node.args) <= index or not isinstance(node.args[index], torch.fx.Node):
+    found = _table_arg(node, _table_indices())
+    if found is None or not isinstance(found[1], torch.fx.Node):
         return None
-    table = node.args[index]
+    index, table = found
     value = fake_value(table)
     if not (isinstance(value, torch.Tensor) and value.is_complex()):
         return None
-    others = [arg for i, arg in enumerate(node.args) if i != index] + list(node.kwargs.values())
-    if any(isinstance(arg, torch.fx.Node) and holds_complex(fake_value(arg)) for arg in others):
+    if any(isinstance(arg, torch.fx.Node) and holds_complex(fake_value(arg)) for arg in _other_args(node, index)):
         return None
     return table
 
 
 def _reads_it_as_table_only(node: torch.fx.Node, pairs: torch.fx.Node, indices: dict) -> bool:
-    index = indices.get(node.target) if node.op == "call_function" else None
-    if index is None or len(node.args) <= index or node.args[index] is not pairs:
-        return False
-    return not any(arg is pairs for i, arg in enumerate(node.args) if i != index) and pairs not in node.kwargs.values()
+    found = _table_arg(node, indices)
+    return found is not None and found[1] is pairs and all(arg is not pairs for arg in _other_args(node, found[0]))
 
 
 def _complex_table(pairs: torch.fx.Node, indices: dict) -> tuple[torch.fx.Node, list[torch.fx.Node]] | None:
@@ -92,10 +101,7 @@ def read_complex_tables(graph: torch.fx.Graph) -> int:
     itself, an input, rather than a view of its pairs that the forward must make."""
     done, indices = 0, _table_indices()
     for node in list(graph.nodes):
-        index = indices.get(node.target) if node.op == "call_function" else None
-        if index is None or len(node.args) <= index:
-            continue
-        pairs = node.args[index]
+        pairs = (_table_arg(node, indices) or (None, None))[1]
         found = _complex_table(pairs, indices) if isinstance(pairs, torch.fx.Node) else None
         if found is None:
             continue
