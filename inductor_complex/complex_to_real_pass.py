@@ -20,7 +20,7 @@ from torch._dynamo.utils import counters
 from torch._inductor.custom_graph_pass import CustomGraphPass, get_hash_for_files
 from torch._inductor.virtualized import V
 
-from . import pair_planes
+from . import lone_products, pair_planes
 from .aten_lowering import lower_to_aten
 from .complex_outputs import view_pairs_as_complex
 from .graph_meta import meta_key
@@ -80,7 +80,9 @@ class ComplexToRealPass(CustomGraphPass):
             rather than a copy (:mod:`.complex_outputs`); and under
             ``torch.compile`` a product of graph inputs that is only returned,
             with nothing to fuse, stays eager's complex op
-            (:mod:`.lone_products`).
+            (:mod:`.lone_products`); where they vectorize, unless planes are
+            asked for everywhere, such products of complex128 inputs do (their
+            float64 parts take no plane).
     """
 
     lowers_to_aten = False  # see PostGradComplexToRealPass
@@ -147,9 +149,9 @@ class ComplexToRealPass(CustomGraphPass):
         # Dynamo's graph (torch.compile) carries "example_value"; AOTInductor
         # hands this hook an aten graph, whose runtime must not see complex.
         dynamo_graph = meta_key(graph) == "example_value"
-        scalar_loops = self.scalar_pair_loops_on_cpu()
         return {"complex_blas_on_cpu": self.complex_blas_on_cpu if dynamo_graph else False,
-                "scalar_pair_loops_on_cpu": scalar_loops, "keep_lone_products": dynamo_graph and scalar_loops}
+                "scalar_pair_loops_on_cpu": self.scalar_pair_loops_on_cpu(),
+                "keep_lone_products": self.lone_products_kept() if dynamo_graph else None}
 
     def scalar_pair_loops_on_cpu(self) -> bool:
         """Inductor's CPU loops over pairs stay scalar: the post-grad companion does not
@@ -157,6 +159,15 @@ class ComplexToRealPass(CustomGraphPass):
         if self.planes_on_cpu is None:
             return pair_planes.words_unvectorized_reason() is not None
         return not self.planes_on_cpu
+
+    def lone_products_kept(self) -> str | None:
+        """Which complex products with nothing to fuse stay eager's under torch.compile
+        (:mod:`.lone_products`): with one cheap op of their operands where pair loops
+        are scalar; else those of complex128 inputs, whose pairs no plane takes,
+        unless planes are asked for everywhere."""
+        if self.scalar_pair_loops_on_cpu():
+            return lone_products.WITH_CHEAP_OPERANDS
+        return None if self.planes_on_cpu is True else lone_products.OF_FLOAT64_INPUTS
 
     def aten_decompositions(self) -> dict | None:
         """How the rules' torch-level calls are traced into aten ops, where the
@@ -238,11 +249,10 @@ class PostGradComplexToRealPass(ComplexToRealPass):
         # A backward graph's outputs are gradients, which autograd takes as they
         # come (views of a real buffer included). Any other graph returns the
         # caller's tensors, already given eager's aliasing by the pre-grad pass.
-        scalar_loops = self.scalar_pair_loops_on_cpu()
         return {"keep_writes": True, "keep_returned": not is_backward_graph(graph),
                 "complex_blas_on_cpu": False if V.aot_compilation else self.complex_blas_on_cpu,
-                "scalar_pair_loops_on_cpu": V.aot_compilation or scalar_loops,
-                "keep_lone_products": not V.aot_compilation and scalar_loops}
+                "scalar_pair_loops_on_cpu": V.aot_compilation or self.scalar_pair_loops_on_cpu(),
+                "keep_lone_products": None if V.aot_compilation else self.lone_products_kept()}
 
 
 def is_backward_graph(graph: torch.fx.Graph) -> bool:

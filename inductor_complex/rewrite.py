@@ -65,7 +65,7 @@ class ComplexRewriter:
 
     def __init__(self, graph: torch.fx.Graph, report: Report | None = None, *,
                  keep_writes: bool = False, keep_returned: bool = False, complex_blas_on_cpu: bool | None = False,
-                 scalar_pair_loops_on_cpu: bool = False, keep_lone_products: bool = False):
+                 scalar_pair_loops_on_cpu: bool = False, keep_lone_products: str | None = None):
         self.graph = graph
         # Complex matrix products on CPU go to eager's complex BLAS on the pairs
         # (measured faster, see :mod:`.eager_kernels`): all (True), the large
@@ -93,7 +93,7 @@ class ComplexRewriter:
         # there are scalar (planes off) or vectorized in planes (rules/arith.py).
         self.tracer.scalar_pair_loops_on_cpu = scalar_pair_loops_on_cpu
         # A complex product of graph inputs that is only returned stays eager's
-        # where that measured faster (:mod:`.lone_products`); torch.compile's graphs only.
+        # where that measured faster (which ones: :mod:`.lone_products`); torch.compile's graphs only.
         self.keep_lone_products = keep_lone_products
         self.held: dict[Node, Any] = {}  # rewritten complex value → Held (or a list: Held, or a real result's node)
         self.real_results: dict[Node, Node] = {}  # a rule's real tensor result → the node it replaced
@@ -269,7 +269,7 @@ class ComplexRewriter:
         if node in self.made_into_forward_outputs:
             self._keep(node, op, "returned by a forward graph (its aliasing was fixed before this hook)")
             return
-        if self.keep_lone_products and (why := lone_products.faster_in_eager(call.name, node)):
+        if self.keep_lone_products and (why := lone_products.faster_in_eager(call.name, node, self.keep_lone_products)):
             self._keep(node, op, why)
             return
         faster = None

@@ -9,6 +9,7 @@ This script times, interleaved, for a few two-op programs on 2^20 complex64:
     stock       ``torch.compile`` alone
     rewritten   the pass with scalar pair loops, that choice switched off
     kept        the pass with scalar pair loops, as it ships
+    planes      the pass with pair math in planes (``planes_on_cpu=True``), rewritten
 
 Run on a quiet core: ``OMP_NUM_THREADS=1 taskset -c 1 python -m perf.short_chains_cpu``.
 """
@@ -40,11 +41,11 @@ PROGRAMS = {
 CALLS_PER_SAMPLE = 5
 
 
-def _compiled(fn, inputs, keep: bool):
-    compiled = torch.compile(fn, options=ComplexToRealPass(planes_on_cpu=False).inductor_options())
+def _compiled(fn, inputs, keep: bool, planes: bool = False):
+    compiled = torch.compile(fn, options=ComplexToRealPass(planes_on_cpu=planes).inductor_options())
     chooses = lone_products.faster_in_eager
     if not keep:  # (the choice is made while compiling, on the first call)
-        lone_products.faster_in_eager = lambda name, node: None
+        lone_products.faster_in_eager = lambda *args: None
     try:
         compiled(*inputs)
     finally:
@@ -65,7 +66,8 @@ def main(argv: list[str] | None = None) -> int:
         for label, fn in PROGRAMS.items():
             torch._dynamo.reset()
             steps = {"eager": fn, "stock": torch.compile(fn),
-                     "rewritten": _compiled(fn, inputs, keep=False), "kept": _compiled(fn, inputs, keep=True)}
+                     "rewritten": _compiled(fn, inputs, keep=False), "kept": _compiled(fn, inputs, keep=True),
+                     "planes": _compiled(fn, inputs, keep=False, planes=True)}
             expected = fn(*inputs)
             for step in steps.values():
                 torch.testing.assert_close(step(*inputs), expected)

@@ -1,6 +1,7 @@
-"""A complex product with nothing to fuse stays eager's where pair loops are scalar
-(``lone_products.py``), and only there: anything fused with it, a CPU whose pair
-loops vectorize, and graphs for runtimes that must not see complex get the rewrite."""
+"""A complex product with nothing to fuse stays eager's where its pair loop is scalar
+(``lone_products.py``), and only there: anything fused with it, complex64 on a CPU
+whose pair loops vectorize, and graphs for runtimes that must not see complex get
+the rewrite."""
 
 from __future__ import annotations
 
@@ -108,6 +109,29 @@ def test_vectorized_pair_loops_get_the_rewrite():
     assert torch.equal(out, a * b)
     assert ("kept", True) not in _actions(complex_pass)
     assert "aten.mul.Tensor(" not in code, code
+
+
+def test_where_pair_loops_vectorize_only_complex128_inputs_products_stay():
+    # (conftest pins the default to vectorized pair loops; float64 parts take no plane)
+    a, b = (torch.randn(64, dtype=torch.complex128) for _ in range(2))
+    out, code, complex_pass = _compile(_product, a, b, planes_on_cpu=None)
+    assert torch.equal(out, a * b) and ("kept", True) in _actions(complex_pass)
+    assert "torch.ops.aten.mul.Tensor(arg0_1, arg1_1)" in code, code
+    r = torch.randn(64, dtype=torch.float64)
+    for fn, args in [(lambda a, b: a.conj() * b, (a, b)),  # its cheap operand gains from the fusion there
+                     (lambda a, r: a * r, (a, r)),  # eager widens the real input first
+                     (_product, (a.to(torch.complex64), b.to(torch.complex64)))]:  # planes
+        torch._dynamo.reset()
+        out, code, complex_pass = _compile(fn, *args, planes_on_cpu=None)
+        torch.testing.assert_close(out, fn(*args))
+        assert ("kept", True) not in _actions(complex_pass) and "aten.mul.Tensor(" not in code, code
+
+
+def test_planes_asked_for_everywhere_rewrite_complex128_products_too():
+    a, b = (torch.randn(64, dtype=torch.complex128) for _ in range(2))
+    out, code, complex_pass = _compile(_product, a, b, planes_on_cpu=True)
+    assert torch.equal(out, a * b)
+    assert ("kept", True) not in _actions(complex_pass) and "aten.mul.Tensor(" not in code, code
 
 
 class _Product(torch.nn.Module):
