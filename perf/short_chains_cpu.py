@@ -11,7 +11,8 @@ This script times, interleaved, for a few two-op programs on 2^20 complex64:
     kept        the pass with scalar pair loops, as it ships
     planes      the pass with pair math in planes (``planes_on_cpu=True``), rewritten
 
-Run on a quiet core: ``OMP_NUM_THREADS=1 taskset -c 1 python -m perf.short_chains_cpu``.
+Run on a quiet core: ``OMP_NUM_THREADS=1 taskset -c 1 python -m perf.short_chains_cpu [rounds] [dtype]``
+(dtype ``complex64``, the default, or ``complex128``, whose pairs take no plane).
 """
 
 from __future__ import annotations
@@ -54,13 +55,17 @@ def _compiled(fn, inputs, keep: bool, planes: bool = False):
 
 
 def main(argv: list[str] | None = None) -> int:
-    rounds = int((argv or sys.argv[1:] or ["9"])[0])
+    args = argv if argv is not None else sys.argv[1:]
+    rounds = int(args[0]) if args else 9
+    dtype = getattr(torch, args[1], None) if len(args) > 1 else torch.complex64
+    if dtype not in (torch.complex64, torch.complex128):
+        raise SystemExit(f"dtype must be complex64 or complex128, got {args[1]!r}")
     # The switched-off choice does not change the pass's cache key: compile afresh.
     torch._inductor.config.fx_graph_cache = False
     torch._functorch.config.enable_autograd_cache = False
     torch._dynamo.config.cache_size_limit = 64
-    inputs = tuple(torch.randn(1 << 20, dtype=torch.complex64) for _ in range(2))
-    print(f"torch {torch.__version__}, 2^20 complex64, {torch.get_num_threads()} threads, "
+    inputs = tuple(torch.randn(1 << 20, dtype=dtype) for _ in range(2))
+    print(f"torch {torch.__version__}, 2^20 {str(dtype)[6:]}, {torch.get_num_threads()} threads, "
           f"median (min) of {rounds} rounds of {CALLS_PER_SAMPLE} calls, ms per call")
     with torch.no_grad():
         for label, fn in PROGRAMS.items():
