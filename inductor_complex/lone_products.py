@@ -30,10 +30,11 @@ or operand something else reads stays rewritten.
 Where pair loops vectorize (planes, AVX-512) only complex128 products of graph
 inputs stay: float64 parts move as no word, so their loop is scalar there too,
 and a product of two such inputs took 1.30 ms rewritten against stock's 1.12
-(2^20 elements, one thread, AVX-512, medians of 21). Their cheap operands gain
-from the fusion there (``a.conj() * b`` 1.61 against 2.50, ``(a - b) * b`` 1.59
-against 3.00), and complex64 products in planes ran level with stock's (0.92x
-to 1.05x of its speed over seven runs), so those are rewritten.
+(2^20 elements, one thread, AVX-512, medians of 21; 1.58 against 1.42 in
+``perf/results/avx512_short_chains.txt``). Their cheap operands gain from the
+fusion there (``a.conj() * b`` 1.92 against 3.68, ``(a - b) * b`` 1.56 against
+2.74, same file), and complex64 products in planes ran level with stock's
+(0.92x to 1.05x of its speed over seven runs), so those are rewritten.
 
 Only torch.compile's own graphs take this choice (the pass's option): exported
 programs and AOTInductor, whose runtimes must not see complex, always get the
