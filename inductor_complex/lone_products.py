@@ -116,7 +116,7 @@ def _lone_product(node: torch.fx.Node, which: str) -> bool:
         for operand in operands)
 
 
-def faster_in_eager(name: str, node: torch.fx.Node, which: str = WITH_CHEAP_OPERANDS) -> str | None:
+def faster_in_eager(name: str, node: torch.fx.Node, which: str) -> str | None:
     """Why ``node`` (an op named ``name``) should stay as it was, or None: a lone
     product of the kind ``which`` names, or the cheap op that computes one of its
     operands."""

@@ -101,7 +101,8 @@ def read_complex_tables(graph: torch.fx.Graph) -> int:
     itself, an input, rather than a view of its pairs that the forward must make."""
     done, indices = 0, _table_indices()
     for node in list(graph.nodes):
-        pairs = (_table_arg(node, indices) or (None, None))[1]
+        table_arg = _table_arg(node, indices)
+        pairs = table_arg[1] if table_arg else None
         found = _complex_table(pairs, indices) if isinstance(pairs, torch.fx.Node) else None
         if found is None:
             continue
