@@ -24,6 +24,7 @@ from . import lone_products, pair_planes
 from .aten_lowering import lower_to_aten
 from .complex_outputs import view_pairs_as_complex
 from .graph_meta import meta_key
+from .inductor_nodes import cpu_code_is_cpp
 from .matmul_calls import call_kernel_op
 from .pair_planes import compute_pairs_in_planes
 from .report import COUNTER, Report
@@ -155,7 +156,10 @@ class ComplexToRealPass(CustomGraphPass):
 
     def scalar_pair_loops_on_cpu(self) -> bool:
         """Inductor's CPU loops over pairs stay scalar: the post-grad companion does not
-        compute pair math in planes here (see ``planes_on_cpu``)."""
+        compute pair math in planes here (see ``planes_on_cpu``). Not where Inductor
+        writes Triton for CPU tensors: its pair loops there are the ones it writes on a GPU."""
+        if not cpu_code_is_cpp():
+            return False
         if self.planes_on_cpu is None:
             return pair_planes.words_unvectorized_reason() is not None
         return not self.planes_on_cpu
@@ -164,7 +168,9 @@ class ComplexToRealPass(CustomGraphPass):
         """Which complex products with nothing to fuse stay eager's under torch.compile
         (:mod:`.lone_products`): with one cheap op of their operands where pair loops
         are scalar; else those of complex128 inputs, whose pairs no plane takes,
-        unless planes are asked for everywhere."""
+        unless planes are asked for everywhere. (Measured on Inductor's C++ code only.)"""
+        if not cpu_code_is_cpp():
+            return None
         if self.scalar_pair_loops_on_cpu():
             return lone_products.WITH_CHEAP_OPERANDS
         return None if self.planes_on_cpu is True else lone_products.OF_FLOAT64_INPUTS

@@ -53,3 +53,13 @@ def in_memory(node: torch.fx.Node) -> bool:
 def returned(node: torch.fx.Node) -> bool:
     """The graph returns ``node`` or a view of it."""
     return any(u.op == "output" or (is_view(u) and returned(u)) for u in node.users)
+
+
+def cpu_code_is_cpp() -> bool:
+    """Inductor writes C++ for CPU tensors (its default), not Triton or Halide
+    (``torch._inductor.config.cpu_backend``). The CPU-only choices of this package
+    (planes, products written by parts, lone products kept) were measured on that
+    C++ code; under another backend CPU graphs get the GPU's forms."""
+    from torch._inductor import config
+
+    return getattr(config, "cpu_backend", "cpp") == "cpp"

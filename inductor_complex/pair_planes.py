@@ -37,7 +37,7 @@ from torch._dynamo.utils import counters
 from torch.fx.experimental.symbolic_shapes import statically_known_true
 
 from .graph_meta import graph_fake_mode, same_layout, same_sizes
-from .inductor_nodes import FORCE_STRIDE_ORDER, computed_by_inductor, in_memory, is_view, op_name, returned
+from .inductor_nodes import FORCE_STRIDE_ORDER, computed_by_inductor, cpu_code_is_cpp, in_memory, is_view, op_name, returned
 from .pair_words import (WORDS, NodeMaker, NoPlanarForm, PairsInMemory, dim_index, extern_view, fake_value_of, is_pair,
                          last_dim, pair_positions, plane_view)
 from .report import COUNTER
@@ -455,6 +455,8 @@ def words_unvectorized_reason() -> str | None:
     in every row, a lone complex product 5.33 ms against 3.93 (stock 1.26),
     the unfused rope at long context 3.3 against 1.08. Other vector ISAs
     (NEON, SVE, VSX) are not measured: no planes there either."""
+    if not cpu_code_is_cpp():
+        return "Inductor writes Triton, not C++, for CPU tensors here (cpu_backend): planes serve its C++ vector code"
     try:
         from torch._inductor.cpu_vec_isa import VecAVX512, pick_vec_isa
 
