@@ -98,14 +98,41 @@ def bits_of(value: Any) -> Bits:
 # ---------------------------------------------------------------- fake metadata
 
 
-def resolved_pair(data, conj: bool, neg: bool):
+def resolved_pair(data: torch.fx.Proxy, conj: bool, neg: bool):
     """The pair a lazily conjugated/negated pair stands for, as eager resolves
     it: ``conj`` negates the imaginary part, ``neg`` both (``-x``, signed zeros too)."""
     if conj and neg:
-        return torch.stack((-data[..., 0], data[..., 1]), -1)
+        return negate_part(data, 0)
     if conj:
-        return torch.stack((data[..., 0], -data[..., 1]), -1)
+        return negate_part(data, 1)
     return -data
+
+
+def negate_part(data: torch.fx.Proxy, part: int) -> torch.fx.Proxy:
+    """Pair data with one part (0: real, 1: imaginary) negated, as a pointwise
+    select on the pair index, so that it fuses into whatever reads it: a
+    ``stack`` of the parts is a concat, which Inductor writes to a buffer of
+    its own (always on CPU) that the reader then loads back.
+
+    The index is int32 so that the bool mask is not 4x smaller than it:
+    AOTAutograd's partitioner saves, rather than recomputes, an op whose output
+    is 4x smaller than its inputs (an int64 index was 8x), and a saved [2] mask
+    is a kernel (a launch, on a GPU) and a buffer of its own in a training
+    step's forward. (Not int8 or int16: ONNX has no int8 Range, TensorRT no int16.)"""
+    return torch.where(_pair_index(data) == part, -data, data)
+
+
+def select_parts(re: torch.fx.Proxy, im: torch.fx.Proxy) -> torch.fx.Proxy:
+    """Pair data from two parts of one shape, as a pointwise select on the pair
+    index (not a stack: see :func:`negate_part`). Each element computes both
+    parts' expressions, so this is for cheap ones."""
+    return torch.where(_pair_index(re) == 0, re.unsqueeze(-1), im.unsqueeze(-1))
+
+
+def _pair_index(like: torch.fx.Proxy) -> torch.fx.Proxy:
+    """``arange(2)`` on ``like``'s device, in the graph ``like`` is traced into."""
+    device = fake_value(like.node).device
+    return like.tracer.create_proxy("call_function", torch.arange, (2,), {"dtype": torch.int32, "device": device})
 
 
 def fake_value(node: Any) -> Any:

@@ -16,9 +16,11 @@ export PYTHONPATH=. PYTHONUNBUFFERED=1
   python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__, torch.cuda.get_device_name())"
   git rev-parse HEAD 2>/dev/null || echo "git SHA: see the committing session"
 } >"$OUT/env.txt" 2>&1
-# Kernel numerics and the compiled (Inductor-launched) kernel on CUDA.
+# Kernel numerics, the compiled (Inductor-launched) kernel and the Triton code of
+# the rewritten pair math (kernels and buffers counted, values checked) on CUDA.
 # CUDA graphs (mode="reduce-overhead") with the pass: tests/test_compile_modes.py.
-timeout 150 python3 -m pytest -q -p no:cacheprovider tests/test_rotary_kernel.py tests/test_compile_modes.py >"$OUT/kernel_tests.txt" 2>&1
+timeout 150 python3 -m pytest -q -p no:cacheprovider tests/test_rotary_kernel.py tests/test_compile_modes.py \
+  tests/test_generated_triton_code.py >"$OUT/kernel_tests.txt" 2>&1
 tail -3 "$OUT/kernel_tests.txt"
 # The demo on CUDA: the pass against eager, bf16 activations.
 timeout 120 python3 -m inductor_complex demo >"$OUT/demo.txt" 2>&1

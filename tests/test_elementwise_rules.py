@@ -630,7 +630,7 @@ class GraphModule(torch.nn.Module):
         getitem_2: "f32[3, 1]" = view_as_real[(Ellipsis, slice(1, 2, None))];  view_as_real = None
         mul_1: "f32[3, 2]" = stack * getitem_1;  getitem_1 = None
         flip: "f32[3, 2]" = stack.flip(-1);  stack = None
-        arange: "i64[2]" = torch.arange(2, device = device(type='cpu'))
+        arange: "i32[2]" = torch.arange(2, dtype = torch.int32, device = device(type='cpu'))
         eq: "b8[2]" = arange == 0;  arange = None
         neg: "f32[3, 2]" = -flip
         where: "f32[3, 2]" = torch.where(eq, neg, flip);  eq = neg = flip = None

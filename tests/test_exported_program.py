@@ -214,9 +214,9 @@ def test_complex128_as_float32_leaves_no_double_and_warns():
         rewritten = rewrite_exported_program(ep, complex128_as_float32=True)
     rewritten.validate()
     dtypes = {n.meta["val"].dtype for n in rewritten.graph.nodes if isinstance(n.meta.get("val"), torch.Tensor)}
-    # Floating point is float32 only; the product's pair-index mask (int64 iota, bool) is not data.
+    # Floating point is float32 only; the product's pair-index mask (int32 iota, bool) is not data.
     assert {d for d in dtypes if d.is_floating_point or d.is_complex} == {torch.float32}, dtypes
-    assert dtypes <= {torch.float32, torch.int64, torch.bool}, dtypes
+    assert dtypes <= {torch.float32, torch.int32, torch.int64, torch.bool}, dtypes
     for inputs in (args, _longer(args, "polar_in_forward_c128")):
         assert_close(_saved_and_loaded(rewritten).module()(*inputs), module(*inputs), rtol=1e-5, atol=1e-5)
     # Off by default: the program still computes in double.

@@ -91,6 +91,14 @@ def test_product_chain_fuses_into_one_loop():
     assert _counts(code) == (1, 1, 1), code
 
 
+def test_conjugate_and_sum_fuse_into_the_product():
+    # A conj read by a product and a complex sum: pointwise selects on the pair
+    # index, not stacks of parts (concats, which Inductor writes to memory on CPU).
+    z, w, v = (torch.randn(4, 16, dtype=torch.complex64) for _ in range(3))
+    code = _code(lambda z, w, v: z * w.conj() + v, z, w, v)
+    assert _counts(code) == (1, 1, 1), code
+
+
 def test_pairs_of_a_dynamic_reshape_keep_the_layout_of_their_input():
     # Dynamo gives reshape(..., -1, 2) of a symbolic size a last dim of s // (s // 2);
     # carried along, Inductor divided per element and copied the result once more.

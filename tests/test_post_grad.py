@@ -257,9 +257,11 @@ class TestBackwardGraph(expecttest.TestCase):
         assert_close(grad, expected)
         self.assertExpectedInline(graphs[-1], """\
 class GraphModule(torch.nn.Module):
-    def forward(self, eq: "b8[2]", tangents_1: "f32[4, 2]"):
+    def forward(self, tangents_1: "f32[4, 2]"):
         mul_2: "f32[4, 2]" = torch.ops.aten.mul.Tensor(tangents_1, 2.0)
         full_default: "f32[]" = torch.ops.aten.full.default([], 0.0, dtype = torch.float32, layout = torch.strided, device = device(type='cpu'), pin_memory = False)
+        iota: "i32[2]" = torch.ops.prims.iota.default(2, start = 0, step = 1, dtype = torch.int32, device = device(type='cpu'), requires_grad = False)
+        eq: "b8[2]" = torch.ops.aten.eq.Scalar(iota, 0);  iota = None
         where_1: "f32[4, 2]" = torch.ops.aten.where.self(eq, full_default, mul_2)
         where_2: "f32[4, 2]" = torch.ops.aten.where.self(eq, mul_2, full_default);  eq = mul_2 = full_default = None
         neg_1: "f32[4, 2]" = torch.ops.aten.neg.default(where_2);  where_2 = None

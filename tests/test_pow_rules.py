@@ -303,7 +303,7 @@ class GraphModule(torch.nn.Module):
         getitem_3: "f32[3, 1]" = where[(Ellipsis, slice(1, 2, None))]
         mul: "f32[3, 2]" = where * getitem_2;  getitem_2 = None
         flip: "f32[3, 2]" = where.flip(-1)
-        arange: "i64[2]" = torch.arange(2, device = device(type='cpu'))
+        arange: "i32[2]" = torch.arange(2, dtype = torch.int32, device = device(type='cpu'))
         eq_2: "b8[2]" = arange == 0;  arange = None
         neg: "f32[3, 2]" = -flip
         where_1: "f32[3, 2]" = torch.where(eq_2, neg, flip);  eq_2 = neg = flip = None
@@ -313,7 +313,7 @@ class GraphModule(torch.nn.Module):
         getitem_5: "f32[3, 1]" = where[(Ellipsis, slice(1, 2, None))];  where = None
         mul_2: "f32[3, 2]" = add * getitem_4;  getitem_4 = None
         flip_1: "f32[3, 2]" = add.flip(-1);  add = None
-        arange_1: "i64[2]" = torch.arange(2, device = device(type='cpu'))
+        arange_1: "i32[2]" = torch.arange(2, dtype = torch.int32, device = device(type='cpu'))
         eq_3: "b8[2]" = arange_1 == 0;  arange_1 = None
         neg_1: "f32[3, 2]" = -flip_1
         where_2: "f32[3, 2]" = torch.where(eq_3, neg_1, flip_1);  eq_3 = neg_1 = flip_1 = None

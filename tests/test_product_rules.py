@@ -215,7 +215,7 @@ class GraphModule(torch.nn.Module):
         getitem: "f32[2, 1, 2]" = view_as_real[(slice(None, None, None), slice(0, 1, None))]
         mul: "f32[2, 1, 2]" = getitem * 1.0
         flip: "f32[2, 1, 2]" = getitem.flip(-1);  getitem = None
-        arange: "i64[2]" = torch.arange(2, device = device(type='cpu'))
+        arange: "i32[2]" = torch.arange(2, dtype = torch.int32, device = device(type='cpu'))
         eq: "b8[2]" = arange == 0;  arange = None
         neg: "f32[2, 1, 2]" = -flip
         where: "f32[2, 1, 2]" = torch.where(eq, neg, flip);  eq = neg = flip = None
@@ -229,7 +229,7 @@ class GraphModule(torch.nn.Module):
         getitem_5: "f32[2, 1, 1]" = getitem_3[(Ellipsis, slice(1, 2, None))];  getitem_3 = None
         mul_2: "f32[2, 1, 2]" = getitem_2 * getitem_4;  getitem_4 = None
         flip_1: "f32[2, 1, 2]" = getitem_2.flip(-1);  getitem_2 = None
-        arange_1: "i64[2]" = torch.arange(2, device = device(type='cpu'))
+        arange_1: "i32[2]" = torch.arange(2, dtype = torch.int32, device = device(type='cpu'))
         eq_1: "b8[2]" = arange_1 == 0;  arange_1 = None
         neg_1: "f32[2, 1, 2]" = -flip_1
         where_1: "f32[2, 1, 2]" = torch.where(eq_1, neg_1, flip_1);  eq_1 = neg_1 = flip_1 = None
@@ -243,7 +243,7 @@ class GraphModule(torch.nn.Module):
         getitem_10: "f32[2, 1, 1]" = getitem_8[(Ellipsis, slice(1, 2, None))];  getitem_8 = None
         mul_4: "f32[2, 1, 2]" = getitem_7 * getitem_9;  getitem_9 = None
         flip_2: "f32[2, 1, 2]" = getitem_7.flip(-1);  getitem_7 = None
-        arange_2: "i64[2]" = torch.arange(2, device = device(type='cpu'))
+        arange_2: "i32[2]" = torch.arange(2, dtype = torch.int32, device = device(type='cpu'))
         eq_2: "b8[2]" = arange_2 == 0;  arange_2 = None
         neg_2: "f32[2, 1, 2]" = -flip_2
         where_2: "f32[2, 1, 2]" = torch.where(eq_2, neg_2, flip_2);  eq_2 = neg_2 = flip_2 = None

@@ -58,7 +58,7 @@ class GraphModule(torch.nn.Module):
         getitem_1: "f32[4, 1]" = view_as_real_1[(Ellipsis, slice(1, 2, None))];  view_as_real_1 = None
         mul_4: "f32[3, 4, 2]" = l_x_ * getitem;  getitem = None
         flip: "f32[3, 4, 2]" = l_x_.flip(-1);  l_x_ = None
-        arange: "i64[2]" = torch.arange(2, device = device(type='cpu'))
+        arange: "i32[2]" = torch.arange(2, dtype = torch.int32, device = device(type='cpu'))
         eq: "b8[2]" = arange == 0;  arange = None
         neg: "f32[3, 4, 2]" = -flip
         where: "f32[3, 4, 2]" = torch.where(eq, neg, flip);  eq = neg = flip = None
@@ -67,7 +67,7 @@ class GraphModule(torch.nn.Module):
         unsqueeze: "f32[3, 4, 1]" = l_r_.unsqueeze(-1);  l_r_ = None
         mul_6: "f32[3, 4, 2]" = add * unsqueeze;  unsqueeze = None
         flip_1: "f32[3, 4, 2]" = add.flip(-1);  add = None
-        arange_1: "i64[2]" = torch.arange(2, device = device(type='cpu'))
+        arange_1: "i32[2]" = torch.arange(2, dtype = torch.int32, device = device(type='cpu'))
         eq_1: "b8[2]" = arange_1 == 0;  arange_1 = None
         neg_1: "f32[3, 4, 2]" = -flip_1
         where_1: "f32[3, 4, 2]" = torch.where(eq_1, neg_1, flip_1);  eq_1 = neg_1 = flip_1 = None
@@ -75,7 +75,7 @@ class GraphModule(torch.nn.Module):
         add_1: "f32[3, 4, 2]" = mul_6 + mul_7;  mul_6 = mul_7 = None
         mul_8: "f32[3, 4, 2]" = add_1 * 2.0
         flip_2: "f32[3, 4, 2]" = add_1.flip(-1);  add_1 = None
-        arange_2: "i64[2]" = torch.arange(2, device = device(type='cpu'))
+        arange_2: "i32[2]" = torch.arange(2, dtype = torch.int32, device = device(type='cpu'))
         eq_2: "b8[2]" = arange_2 == 0;  arange_2 = None
         neg_2: "f32[3, 4, 2]" = -flip_2
         where_2: "f32[3, 4, 2]" = torch.where(eq_2, neg_2, flip_2);  eq_2 = neg_2 = flip_2 = None
@@ -83,7 +83,7 @@ class GraphModule(torch.nn.Module):
         add_2: "f32[3, 4, 2]" = mul_8 + mul_9;  mul_8 = mul_9 = None
         mul_10: "f32[3, 4, 2]" = add_2 * 0.0
         flip_3: "f32[3, 4, 2]" = add_2.flip(-1);  add_2 = None
-        arange_3: "i64[2]" = torch.arange(2, device = device(type='cpu'))
+        arange_3: "i32[2]" = torch.arange(2, dtype = torch.int32, device = device(type='cpu'))
         eq_3: "b8[2]" = arange_3 == 0;  arange_3 = None
         neg_3: "f32[3, 4, 2]" = -flip_3
         where_3: "f32[3, 4, 2]" = torch.where(eq_3, neg_3, flip_3);  eq_3 = neg_3 = flip_3 = None
@@ -101,7 +101,7 @@ class GraphModule(torch.nn.Module):
         getitem_1: "f32[4, 1]" = view_as_real_1[(Ellipsis, slice(1, 2, None))];  view_as_real_1 = None
         mul_4: "f32[3, 4, 2]" = args_0 * getitem;  getitem = None
         flip: "f32[3, 4, 2]" = args_0.flip(-1);  args_0 = None
-        arange: "i64[2]" = torch.arange(2, device = device(type='cpu'))
+        arange: "i32[2]" = torch.arange(2, dtype = torch.int32, device = device(type='cpu'))
         eq: "b8[2]" = arange == 0;  arange = None
         neg: "f32[3, 4, 2]" = -flip
         where: "f32[3, 4, 2]" = torch.where(eq, neg, flip);  eq = neg = flip = None
@@ -110,7 +110,7 @@ class GraphModule(torch.nn.Module):
         unsqueeze: "f32[3, 4, 1]" = args_2.unsqueeze(-1);  args_2 = None
         mul_6: "f32[3, 4, 2]" = add * unsqueeze;  unsqueeze = None
         flip_1: "f32[3, 4, 2]" = add.flip(-1);  add = None
-        arange_1: "i64[2]" = torch.arange(2, device = device(type='cpu'))
+        arange_1: "i32[2]" = torch.arange(2, dtype = torch.int32, device = device(type='cpu'))
         eq_1: "b8[2]" = arange_1 == 0;  arange_1 = None
         neg_1: "f32[3, 4, 2]" = -flip_1
         where_1: "f32[3, 4, 2]" = torch.where(eq_1, neg_1, flip_1);  eq_1 = neg_1 = flip_1 = None
@@ -118,7 +118,7 @@ class GraphModule(torch.nn.Module):
         add_1: "f32[3, 4, 2]" = mul_6 + mul_7;  mul_6 = mul_7 = None
         mul_8: "f32[3, 4, 2]" = add_1 * 2.0
         flip_2: "f32[3, 4, 2]" = add_1.flip(-1);  add_1 = None
-        arange_2: "i64[2]" = torch.arange(2, device = device(type='cpu'))
+        arange_2: "i32[2]" = torch.arange(2, dtype = torch.int32, device = device(type='cpu'))
         eq_2: "b8[2]" = arange_2 == 0;  arange_2 = None
         neg_2: "f32[3, 4, 2]" = -flip_2
         where_2: "f32[3, 4, 2]" = torch.where(eq_2, neg_2, flip_2);  eq_2 = neg_2 = flip_2 = None
@@ -126,7 +126,7 @@ class GraphModule(torch.nn.Module):
         add_2: "f32[3, 4, 2]" = mul_8 + mul_9;  mul_8 = mul_9 = None
         mul_10: "f32[3, 4, 2]" = add_2 * 0.0
         flip_3: "f32[3, 4, 2]" = add_2.flip(-1);  add_2 = None
-        arange_3: "i64[2]" = torch.arange(2, device = device(type='cpu'))
+        arange_3: "i32[2]" = torch.arange(2, dtype = torch.int32, device = device(type='cpu'))
         eq_3: "b8[2]" = arange_3 == 0;  arange_3 = None
         neg_3: "f32[3, 4, 2]" = -flip_3
         where_3: "f32[3, 4, 2]" = torch.where(eq_3, neg_3, flip_3);  eq_3 = neg_3 = flip_3 = None
@@ -157,25 +157,25 @@ class GraphModule(torch.nn.Module):
         mul_2: "f32[5]" = l_mag_ * sin;  l_mag_ = sin = None
         stack: "f32[5, 2]" = torch.stack((mul_1, mul_2), -1);  mul_1 = mul_2 = None
         stack_1: "f32[5, 2]" = torch.stack((l_re_, l_im_), -1);  l_re_ = l_im_ = None
-        getitem: "f32[5]" = stack_1[(Ellipsis, 0)]
-        getitem_1: "f32[5]" = stack_1[(Ellipsis, 1)];  stack_1 = None
-        neg: "f32[5]" = -getitem_1;  getitem_1 = None
-        stack_2: "f32[5, 2]" = torch.stack((getitem, neg), -1);  getitem = neg = None
-        getitem_2: "f32[5, 1]" = stack_2[(Ellipsis, slice(0, 1, None))]
-        getitem_3: "f32[5, 1]" = stack_2[(Ellipsis, slice(1, 2, None))];  stack_2 = None
-        mul_3: "f32[5, 2]" = stack * getitem_2;  getitem_2 = None
+        arange: "i32[2]" = torch.arange(2, dtype = torch.int32, device = device(type='cpu'))
+        eq: "b8[2]" = arange == 1;  arange = None
+        neg: "f32[5, 2]" = -stack_1
+        where: "f32[5, 2]" = torch.where(eq, neg, stack_1);  eq = neg = stack_1 = None
+        getitem: "f32[5, 1]" = where[(Ellipsis, slice(0, 1, None))]
+        getitem_1: "f32[5, 1]" = where[(Ellipsis, slice(1, 2, None))];  where = None
+        mul_3: "f32[5, 2]" = stack * getitem;  getitem = None
         flip: "f32[5, 2]" = stack.flip(-1);  stack = None
-        arange: "i64[2]" = torch.arange(2, device = device(type='cpu'))
-        eq: "b8[2]" = arange == 0;  arange = None
+        arange_1: "i32[2]" = torch.arange(2, dtype = torch.int32, device = device(type='cpu'))
+        eq_1: "b8[2]" = arange_1 == 0;  arange_1 = None
         neg_1: "f32[5, 2]" = -flip
-        where: "f32[5, 2]" = torch.where(eq, neg_1, flip);  eq = neg_1 = flip = None
-        mul_4: "f32[5, 2]" = where * getitem_3;  where = getitem_3 = None
+        where_1: "f32[5, 2]" = torch.where(eq_1, neg_1, flip);  eq_1 = neg_1 = flip = None
+        mul_4: "f32[5, 2]" = where_1 * getitem_1;  where_1 = getitem_1 = None
         add_1: "f32[5, 2]" = mul_3 + mul_4;  mul_3 = mul_4 = None
-        getitem_4: "f32[5]" = add_1[(Ellipsis, 0)]
-        getitem_5: "f32[5]" = add_1[(Ellipsis, 1)]
-        add: "f32[5]" = getitem_4 + getitem_5;  getitem_4 = getitem_5 = None
-        getitem_6: "f32[5]" = add_1[(Ellipsis, 1)];  add_1 = None
-        return (add, getitem_6)""")
+        getitem_2: "f32[5]" = add_1[(Ellipsis, 0)]
+        getitem_3: "f32[5]" = add_1[(Ellipsis, 1)]
+        add: "f32[5]" = getitem_2 + getitem_3;  getitem_2 = getitem_3 = None
+        getitem_4: "f32[5]" = add_1[(Ellipsis, 1)];  add_1 = None
+        return (add, getitem_4)""")
         self.assertExpectedInline(ate, """\
 class GraphModule(torch.nn.Module):
     def forward(self, args_0, args_1, args_2, args_3):
@@ -188,25 +188,25 @@ class GraphModule(torch.nn.Module):
         mul_2: "f32[5]" = args_0 * sin;  args_0 = sin = None
         stack: "f32[5, 2]" = torch.stack((mul_1, mul_2), -1);  mul_1 = mul_2 = None
         stack_1: "f32[5, 2]" = torch.stack((args_2, args_3), -1);  args_2 = args_3 = None
-        getitem: "f32[5]" = stack_1[(Ellipsis, 0)]
-        getitem_1: "f32[5]" = stack_1[(Ellipsis, 1)];  stack_1 = None
-        neg: "f32[5]" = -getitem_1;  getitem_1 = None
-        stack_2: "f32[5, 2]" = torch.stack((getitem, neg), -1);  getitem = neg = None
-        getitem_2: "f32[5, 1]" = stack_2[(Ellipsis, slice(0, 1, None))]
-        getitem_3: "f32[5, 1]" = stack_2[(Ellipsis, slice(1, 2, None))];  stack_2 = None
-        mul_3: "f32[5, 2]" = stack * getitem_2;  getitem_2 = None
+        arange: "i32[2]" = torch.arange(2, dtype = torch.int32, device = device(type='cpu'))
+        eq: "b8[2]" = arange == 1;  arange = None
+        neg: "f32[5, 2]" = -stack_1
+        where: "f32[5, 2]" = torch.where(eq, neg, stack_1);  eq = neg = stack_1 = None
+        getitem: "f32[5, 1]" = where[(Ellipsis, slice(0, 1, None))]
+        getitem_1: "f32[5, 1]" = where[(Ellipsis, slice(1, 2, None))];  where = None
+        mul_3: "f32[5, 2]" = stack * getitem;  getitem = None
         flip: "f32[5, 2]" = stack.flip(-1);  stack = None
-        arange: "i64[2]" = torch.arange(2, device = device(type='cpu'))
-        eq: "b8[2]" = arange == 0;  arange = None
+        arange_1: "i32[2]" = torch.arange(2, dtype = torch.int32, device = device(type='cpu'))
+        eq_1: "b8[2]" = arange_1 == 0;  arange_1 = None
         neg_1: "f32[5, 2]" = -flip
-        where: "f32[5, 2]" = torch.where(eq, neg_1, flip);  eq = neg_1 = flip = None
-        mul_4: "f32[5, 2]" = where * getitem_3;  where = getitem_3 = None
+        where_1: "f32[5, 2]" = torch.where(eq_1, neg_1, flip);  eq_1 = neg_1 = flip = None
+        mul_4: "f32[5, 2]" = where_1 * getitem_1;  where_1 = getitem_1 = None
         add_1: "f32[5, 2]" = mul_3 + mul_4;  mul_3 = mul_4 = None
-        getitem_4: "f32[5]" = add_1[(Ellipsis, 0)]
-        getitem_5: "f32[5]" = add_1[(Ellipsis, 1)]
-        add: "f32[5]" = torch.ops.aten.add.Tensor(getitem_4, getitem_5);  getitem_4 = getitem_5 = None
-        getitem_6: "f32[5]" = add_1[(Ellipsis, 1)];  add_1 = None
-        return pytree.tree_unflatten((add, getitem_6), self._out_spec)""")
+        getitem_2: "f32[5]" = add_1[(Ellipsis, 0)]
+        getitem_3: "f32[5]" = add_1[(Ellipsis, 1)]
+        add: "f32[5]" = torch.ops.aten.add.Tensor(getitem_2, getitem_3);  getitem_2 = getitem_3 = None
+        getitem_4: "f32[5]" = add_1[(Ellipsis, 1)];  add_1 = None
+        return pytree.tree_unflatten((add, getitem_4), self._out_spec)""")
 
     def test_views_and_shape_ops(self):
         def fn(x):
@@ -394,7 +394,7 @@ class GraphModule(torch.nn.Module):
         getitem_1: "f64[3, 1]" = view_as_real_1[(Ellipsis, slice(1, 2, None))];  view_as_real_1 = None
         mul_2: "f64[3, 2]" = to_2 * getitem;  getitem = None
         flip: "f64[3, 2]" = to_2.flip(-1);  to_2 = None
-        arange: "i64[2]" = torch.arange(2, device = device(type='cpu'))
+        arange: "i32[2]" = torch.arange(2, dtype = torch.int32, device = device(type='cpu'))
         eq: "b8[2]" = arange == 0;  arange = None
         neg: "f64[3, 2]" = -flip
         where: "f64[3, 2]" = torch.where(eq, neg, flip);  eq = neg = flip = None
@@ -408,7 +408,7 @@ class GraphModule(torch.nn.Module):
         getitem_3: "f64[3, 1]" = add[(Ellipsis, slice(1, 2, None))]
         mul_4: "f64[3, 2]" = to_4 * getitem_2;  getitem_2 = None
         flip_1: "f64[3, 2]" = to_4.flip(-1);  to_4 = None
-        arange_1: "i64[2]" = torch.arange(2, device = device(type='cpu'))
+        arange_1: "i32[2]" = torch.arange(2, dtype = torch.int32, device = device(type='cpu'))
         eq_1: "b8[2]" = arange_1 == 0;  arange_1 = None
         neg_1: "f64[3, 2]" = -flip_1
         where_1: "f64[3, 2]" = torch.where(eq_1, neg_1, flip_1);  eq_1 = neg_1 = flip_1 = None
@@ -430,7 +430,7 @@ class GraphModule(torch.nn.Module):
         getitem_1: "f64[3, 1]" = view_as_real_1[(Ellipsis, slice(1, 2, None))];  view_as_real_1 = None
         mul_2: "f64[3, 2]" = to_3 * getitem;  getitem = None
         flip: "f64[3, 2]" = to_3.flip(-1);  to_3 = None
-        arange: "i64[2]" = torch.arange(2, device = device(type='cpu'))
+        arange: "i32[2]" = torch.arange(2, dtype = torch.int32, device = device(type='cpu'))
         eq: "b8[2]" = arange == 0;  arange = None
         neg: "f64[3, 2]" = -flip
         where: "f64[3, 2]" = torch.where(eq, neg, flip);  eq = neg = flip = None
@@ -445,7 +445,7 @@ class GraphModule(torch.nn.Module):
         getitem_3: "f64[3, 1]" = add[(Ellipsis, slice(1, 2, None))]
         mul_4: "f64[3, 2]" = to_5 * getitem_2;  getitem_2 = None
         flip_1: "f64[3, 2]" = to_5.flip(-1);  to_5 = None
-        arange_1: "i64[2]" = torch.arange(2, device = device(type='cpu'))
+        arange_1: "i32[2]" = torch.arange(2, dtype = torch.int32, device = device(type='cpu'))
         eq_1: "b8[2]" = arange_1 == 0;  arange_1 = None
         neg_1: "f64[3, 2]" = -flip_1
         where_1: "f64[3, 2]" = torch.where(eq_1, neg_1, flip_1);  eq_1 = neg_1 = flip_1 = None
@@ -489,7 +489,7 @@ class GraphModule(torch.nn.Module):
         getitem_2: "f32[2, 3, 2]" = view_as_real[(slice(None, 2, None),)]
         mul_2: "f32[2, 3, 2]" = getitem_2 * 0.0
         flip: "f32[2, 3, 2]" = getitem_2.flip(-1);  getitem_2 = None
-        arange: "i64[2]" = torch.arange(2, device = device(type='cpu'))
+        arange: "i32[2]" = torch.arange(2, dtype = torch.int32, device = device(type='cpu'))
         eq: "b8[2]" = arange == 0;  arange = None
         neg: "f32[2, 3, 2]" = -flip
         where: "f32[2, 3, 2]" = torch.where(eq, neg, flip);  eq = neg = flip = None

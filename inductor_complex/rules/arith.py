@@ -15,12 +15,10 @@ from __future__ import annotations
 
 import torch
 
-from ..values import Pair, fake_value, real_dtype
+from ..values import Pair, fake_value, negate_part, real_dtype, select_parts
 from .common import (
     broadcast_parts,
     current_tracer,
-    emit,
-    fake,
     is_scalar,
     is_tensor_proxy,
     pair_data,
@@ -34,13 +32,11 @@ from .registry import Unsupported, keep_bits, rule
 def _rotate90(data):
     """Multiply pair data by i: (re, im) → (-im, re).
 
-    As ``flip`` of the pair dim with the first part negated where the pair
-    index is 0: both are pointwise in Inductor (an index remap and an iota),
-    so the product fuses into one loop. ``stack((-im, re))`` lowered to a
-    concat that Inductor wrote to a buffer of its own and read back."""
-    swapped = data.flip(-1)
-    first = emit(torch.arange, 2, device=fake(data).device) == 0
-    return torch.where(first, -swapped, swapped)
+    As ``flip`` of the pair dim with the (new) first part negated: both are
+    pointwise in Inductor (an index remap and an iota, :func:`negate_part`), so
+    the product fuses into one loop. ``stack((-im, re))`` lowered to a concat
+    that Inductor wrote to a buffer of its own and read back."""
+    return negate_part(data.flip(-1), 0)
 
 
 def complex_mul(a, b, dtype):
@@ -107,7 +103,13 @@ def _scaled_sum(self, other, alpha, out):
     a_re, a_im = ops.r(alpha.real), ops.r(alpha.imag)
     t_re = ops.sub(ops.mul(a_re, o_re), ops.mul(a_im, o_im))
     t_im = ops.add(ops.mul(a_re, o_im), ops.mul(a_im, o_re))
-    return pack(ops.add(s_re, t_re), ops.add(s_im, t_im), out, self, other)
+    re, im = ops.add(s_re, t_re), ops.add(s_im, t_im)
+    if isinstance(self, Pair) and isinstance(other, Pair):
+        # Both parts are tensors of the result's shape: selected on the pair index,
+        # so that the sum fuses into its reader (a stack of the parts is a concat,
+        # which Inductor writes to memory of its own on CPU, and often on a GPU).
+        return Pair(select_parts(re, im), out.dtype, out.ndim)
+    return pack(re, im, out, self, other)
 
 
 @rule("add")
