@@ -92,8 +92,8 @@ def _conjugate_product_plus(a, b, c):
     return torch.view_as_real(za * zb.conj() + zc)
 
 
-def _pairs(*shape, requires_grad=False):
-    return torch.randn(*shape, 2, device=DEVICE, requires_grad=requires_grad)
+def _pairs(*shape):
+    return torch.randn(*shape, 2, device=DEVICE)
 
 
 def _inference(fn, *args, dynamic=None) -> str:
