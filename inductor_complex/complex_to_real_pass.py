@@ -167,13 +167,13 @@ class ComplexToRealPass(CustomGraphPass):
     def lone_products_kept(self) -> str | None:
         """Which complex products with nothing to fuse stay eager's under torch.compile
         (:mod:`.lone_products`): with one cheap op of their operands where pair loops
-        are scalar; else those of complex inputs (nothing to fuse, and planes
-        measured no faster), unless planes are asked for everywhere. (Measured on Inductor's C++ code only.)"""
+        are scalar; else those of complex128 inputs, whose pairs no plane takes,
+        unless planes are asked for everywhere. (Measured on Inductor's C++ code only.)"""
         if not cpu_code_is_cpp():
             return None
         if self.scalar_pair_loops_on_cpu():
             return lone_products.WITH_CHEAP_OPERANDS
-        return None if self.planes_on_cpu is True else lone_products.OF_INPUTS
+        return None if self.planes_on_cpu is True else lone_products.OF_FLOAT64_INPUTS
 
     def aten_decompositions(self) -> dict | None:
         """How the rules' torch-level calls are traced into aten ops, where the

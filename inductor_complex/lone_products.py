@@ -27,19 +27,14 @@ against 5.32, ``(a * b) * a`` 1.75 against 1.91); a sum is real arithmetic on
 the words in stock too (Inductor's own decomposition). Anything whose product
 or operand something else reads stays rewritten.
 
-Where pair loops vectorize (planes, AVX-512) products of graph inputs stay,
-of either complex dtype, and their cheap operands are fused. complex128: float64
-parts move as no word, so their loop is scalar there too, and a product of two
-such inputs took 1.30 ms rewritten against stock's 1.12 (2^20 elements, one
-thread, AVX-512, medians of 21; 1.58 against 1.42 in
-``perf/results/avx512_short_chains.txt``). complex64 in planes gains nothing
-either: 0.92x to 1.05x of stock's speed over seven runs; side by side with the
-kept product in the benchmark table (``python -m perf --quick``, ``pass``
-against ``pass_scalar``, whose lone product stays) 0.44 against 0.416 ms and
-0.401 against 0.369; in ``perf.short_chains_cpu`` 0.56 against 0.59, 0.49 and
-0.49, 0.44 and 0.44 (same file). Kept, it runs as stock
-runs it. Their cheap operands gain from the fusion there (``a.conj() * b``
-1.92 against 3.68, ``(a - b) * b`` 1.56 against 2.74, complex128, same file).
+Where pair loops vectorize (planes, AVX-512) only complex128 products of graph
+inputs stay: float64 parts move as no word, so their loop is scalar there too,
+and a product of two such inputs took 1.30 ms rewritten against stock's 1.12
+(2^20 elements, one thread, AVX-512, medians of 21; 1.58 against 1.42 in
+``perf/results/avx512_short_chains.txt``). Their cheap operands gain from the
+fusion there (``a.conj() * b`` 1.92 against 3.68, ``(a - b) * b`` 1.56 against
+2.74, same file), and complex64 products in planes ran level with stock's
+(0.92x to 1.05x of its speed over seven runs), so those are rewritten.
 
 Only torch.compile's own graphs take this choice (the pass's option): exported
 programs and AOTInductor, whose runtimes must not see complex, always get the
@@ -57,16 +52,16 @@ from .values import fake_value
 PRODUCTS = frozenset({"mul"})
 # Which products stay (ComplexToRealPass.lone_products_kept): with one cheap op of
 # their inputs as an operand, where pair loops are scalar; or only products of
-# complex graph inputs, where they vectorize.
+# complex128 graph inputs, where they vectorize.
 WITH_CHEAP_OPERANDS = "with cheap operands"
-OF_INPUTS = "of complex inputs"
+OF_FLOAT64_INPUTS = "of complex128 inputs"
 # Operand ops that, as eager's own vector pass, measured faster than fused into a
 # scalar pair loop, or mixed (a product with a number): kept, they run as stock runs them.
 CHEAP_OPERAND_OPS = frozenset({"sub", "conj", "conj_physical", "mul"})
 REASON = ("a product of graph inputs (or of one cheap op of them) that is only returned: nothing to fuse, "
           "and Inductor's scalar pair loop is slower than eager's complex kernel (2.12 ms against stock's 1.08, "
           "2^20 complex64, AVX2, perf/results/avx2_host/returned_by_parts/; 1.30 against 1.12 for complex128 "
-          "on AVX-512, whose float64 parts no plane takes; complex64 in planes level or behind, lone_products.py)")
+          "on AVX-512, whose float64 parts no plane takes)")
 OPERAND_REASON = ("computes, from graph inputs, an operand of a product that stays eager's: two vector passes in "
                   "eager measured faster than one scalar pair loop on this CPU (lone_products.py)")
 
@@ -99,23 +94,23 @@ def _cheap_op_of_inputs(node: torch.fx.Node) -> bool:
     return _complex_on_cpu(node)
 
 
-def _complex_input(node: torch.fx.Node) -> bool:
-    return _is_input(node) and _complex_on_cpu(node)
+def _complex128_input(node: torch.fx.Node) -> bool:
+    return _is_input(node) and _complex_on_cpu(node) and fake_value(node).dtype == torch.complex128
 
 
 def _lone_product(node: torch.fx.Node, which: str) -> bool:
     """``node`` is a complex CPU product that is only returned, and each operand is a
     graph input, or (``which`` is :data:`WITH_CHEAP_OPERANDS`) a cheap op of graph
-    inputs that only this product reads, or (:data:`OF_INPUTS`) a complex graph
-    input."""
+    inputs that only this product reads, or (:data:`OF_FLOAT64_INPUTS`) a complex128
+    graph input."""
     if not node.users or any(user.op != "output" for user in node.users) or not _complex_on_cpu(node):
         return False
     call = normalize(node)
     if call is None or call.name not in PRODUCTS:
         return False
     operands = _tensor_args(node)
-    if which == OF_INPUTS:
-        return bool(operands) and all(_complex_input(operand) for operand in operands)
+    if which == OF_FLOAT64_INPUTS:
+        return bool(operands) and all(_complex128_input(operand) for operand in operands)
     return bool(operands) and all(
         _is_input(operand) or (_cheap_op_of_inputs(operand) and set(operand.users) == {node})
         for operand in operands)

@@ -59,8 +59,7 @@ def _guards_the_pass_adds(fn, inputs, **options):
         shape_env = detect_fake_mode(example_inputs).shape_env
         guards_before, replaced_before = len(shape_env.guards), dict(shape_env.replacements)
         with enable_python_dispatcher():
-            # (planes asked for everywhere: lone products of inputs get the rewrite too)
-            ComplexToRealPass(planes_on_cpu=True, **options)(gm.graph)
+            ComplexToRealPass(**options)(gm.graph)
         pinned = {s: v for s, v in shape_env.replacements.items() if v.is_number and s not in replaced_before}
         equalities = [g.expr for g in shape_env.guards[guards_before:] if isinstance(g.expr, sympy.Eq)]
         added.append(([str(e) for e in equalities if any(side.is_number for side in e.args)], pinned))

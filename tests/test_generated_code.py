@@ -146,7 +146,6 @@ def test_default_puts_a_large_product_in_planes(monkeypatch):
     monkeypatch.setattr(pair_planes, "words_unvectorized_reason", lambda: None)
     # Complex inputs and a complex result: words replace Inductor's view_as_real and
     # the copy out, so planes cost no extern call and the default takes any size.
-    # (A second product: a lone one of inputs stays eager's, lone_products.py.)
     a, b = torch.randn(64, 64, dtype=torch.complex64), torch.randn(64, 64, dtype=torch.complex64)
-    code = _code(lambda a, b: a * b * a, a, b, planes=None)
+    code = _code(lambda a, b: a * b, a, b, planes=None)
     assert _pair_loops(code) == 0 and _vector_word_loads(code) == 2, code

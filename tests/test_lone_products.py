@@ -102,28 +102,25 @@ def test_one_cheap_op_of_inputs_under_a_lone_product_stays_eagers_too(fn, operan
     assert lone_products.OPERAND_REASON in reasons and lone_products.REASON in reasons, reasons
 
 
-def test_vectorized_pair_loops_rewrite_a_product_of_a_cheap_operand():
-    # (conftest pins the default to vectorized pair loops on every host; with scalar
-    # pair loops this product and its difference both stay eager's, above)
+def test_vectorized_pair_loops_get_the_rewrite():
+    # (conftest pins the default to vectorized pair loops on every host)
     a, b = (torch.randn(64, dtype=torch.complex64) for _ in range(2))
-    out, code, complex_pass = _compile(lambda a, b: (a - b) * b, a, b, planes_on_cpu=None)
-    assert torch.equal(out, (a - b) * b)
+    out, code, complex_pass = _compile(_product, a, b, planes_on_cpu=None)
+    assert torch.equal(out, a * b)
     assert ("kept", True) not in _actions(complex_pass)
     assert "aten.mul.Tensor(" not in code, code
 
 
-@pytest.mark.parametrize("dtype", [torch.complex128, torch.complex64])
-def test_where_pair_loops_vectorize_only_products_of_complex_inputs_stay(dtype):
-    # (conftest pins the default to vectorized pair loops; float64 parts take no
-    # plane, and complex64 in planes measured no faster than eager's kernel)
-    a, b = (torch.randn(64, dtype=dtype) for _ in range(2))
-    torch._dynamo.reset()
+def test_where_pair_loops_vectorize_only_complex128_inputs_products_stay():
+    # (conftest pins the default to vectorized pair loops; float64 parts take no plane)
+    a, b = (torch.randn(64, dtype=torch.complex128) for _ in range(2))
     out, code, complex_pass = _compile(_product, a, b, planes_on_cpu=None)
     assert torch.equal(out, a * b) and ("kept", True) in _actions(complex_pass)
     assert "torch.ops.aten.mul.Tensor(arg0_1, arg1_1)" in code, code
-    r = torch.randn(64, dtype=a.real.dtype)
+    r = torch.randn(64, dtype=torch.float64)
     for fn, args in [(lambda a, b: a.conj() * b, (a, b)),  # its cheap operand gains from the fusion there
-                     (lambda a, r: a * r, (a, r))]:  # eager widens the real input first
+                     (lambda a, r: a * r, (a, r)),  # eager widens the real input first
+                     (_product, (a.to(torch.complex64), b.to(torch.complex64)))]:  # planes
         torch._dynamo.reset()
         out, code, complex_pass = _compile(fn, *args, planes_on_cpu=None)
         torch.testing.assert_close(out, fn(*args))
