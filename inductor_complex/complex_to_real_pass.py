@@ -152,7 +152,8 @@ class ComplexToRealPass(CustomGraphPass):
         dynamo_graph = meta_key(graph) == "example_value"
         return {"complex_blas_on_cpu": self.complex_blas_on_cpu if dynamo_graph else False,
                 "scalar_pair_loops_on_cpu": self.scalar_pair_loops_on_cpu(),
-                "keep_lone_products": self.lone_products_kept() if dynamo_graph else None}
+                "keep_lone_products": self.lone_products_kept() if dynamo_graph else None,
+                "backward_rewritten": dynamo_graph and backward_is_rewritten()}
 
     def scalar_pair_loops_on_cpu(self) -> bool:
         """Inductor's CPU loops over pairs stay scalar: the post-grad companion does not
@@ -259,6 +260,14 @@ class PostGradComplexToRealPass(ComplexToRealPass):
                 "complex_blas_on_cpu": False if V.aot_compilation else self.complex_blas_on_cpu,
                 "scalar_pair_loops_on_cpu": V.aot_compilation or self.scalar_pair_loops_on_cpu(),
                 "keep_lone_products": None if V.aot_compilation else self.lone_products_kept()}
+
+
+def backward_is_rewritten() -> bool:
+    """Whether the compile running this pass rewrites complex ops after autograd
+    too: its ``post_grad_custom_pre_pass`` is the companion (``install()``,
+    ``inductor_options()``). Rules may then leave complex math to the backward
+    graph (:mod:`.rules.eager_derivative`)."""
+    return isinstance(torch._inductor.config.post_grad_custom_pre_pass, PostGradComplexToRealPass)
 
 
 def is_backward_graph(graph: torch.fx.Graph) -> bool:

@@ -55,7 +55,10 @@ def explain(fn, *args, backward: bool = False, **options) -> Explanation:
     def apply(gm: torch.fx.GraphModule, name: str) -> None:
         for attr in subgraph_names(gm):
             apply(getattr(gm, attr), f"{name} / {attr}")
-        complex_pass(gm.graph)
+        # As torch.compile runs it with the companion installed (rules may leave
+        # their derivative's complex math to the graphs after autograd).
+        with torch._inductor.config.patch(post_grad_custom_pre_pass=complex_pass.post_grad):
+            complex_pass(gm.graph)
         gm.recompile()
         reports.append(complex_pass.last_report)
         names.append(name)

@@ -57,8 +57,8 @@ class Decision:
 
 # One op whose rewrite puts this many nodes in a graph makes Inductor's compile
 # of it slow: the inverse-trigonometric rules follow glibc's branchy kernels,
-# ~400 pointwise nodes each, tens of seconds with backward on a 2-core CPU
-# (a product is ~10). The report names such ops.
+# 130-420 pointwise nodes each, whose code generation took 1-30 s on a 2-core
+# CPU (a product is ~10). The report names such ops.
 SLOW_COMPILE_NODES = 150
 
 
@@ -104,8 +104,8 @@ class Report:
             return None
         named = ", ".join(f"{op} ({len(n)}x, {max(n)} nodes each)" if len(n) > 1 else f"{op} ({n[0]} nodes)"
                           for op, n in sorted(large.items(), key=lambda item: -sum(item[1])))
-        return (f"slow to compile: {named}; Inductor compiles every node of these rewrites, and "
-                "autograd adds their backward (eager's branchy C kernels, written out as tensor ops)")
+        return (f"slow to compile: {named}; Inductor compiles every node of these rewrites "
+                "(eager's branchy C kernels, written out as tensor ops)")
 
     def format(self) -> str:
         rows = [f"{d.action:<14} {d.op:<34} {d.node:<20} {d.reason} {d.source}" for d in self.decisions]

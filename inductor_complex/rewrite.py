@@ -33,7 +33,7 @@ from .graph_modes import ambient_modes, modes_by_node
 from .mutation import mutates, mutates_metadata, shares_storage, storage_key, written_args
 from .report import Report
 from .rotary.table_edges import complex_table_read
-from .rules import LAZY_BITS, RULES, Unsupported
+from .rules import LAZY_BITS, RULES, Unsupported, eager_derivative
 from .rules.common import tracing_into
 from .rules.registry import toggle_conj, toggle_neg
 from .targets import describe_target, normalize
@@ -65,7 +65,8 @@ class ComplexRewriter:
 
     def __init__(self, graph: torch.fx.Graph, report: Report | None = None, *,
                  keep_writes: bool = False, keep_returned: bool = False, complex_blas_on_cpu: bool | None = False,
-                 scalar_pair_loops_on_cpu: bool = False, keep_lone_products: str | None = None):
+                 scalar_pair_loops_on_cpu: bool = False, keep_lone_products: str | None = None,
+                 backward_rewritten: bool = False):
         self.graph = graph
         # Complex matrix products on CPU go to eager's complex BLAS on the pairs
         # (measured faster, see :mod:`.eager_kernels`): all (True), the large
@@ -92,6 +93,9 @@ class ComplexRewriter:
         # Read by rules whose best CPU form depends on whether Inductor's pair loops
         # there are scalar (planes off) or vectorized in planes (rules/arith.py).
         self.tracer.scalar_pair_loops_on_cpu = scalar_pair_loops_on_cpu
+        # Read by rules that may leave their derivative's complex math to the
+        # backward graph, which the post-grad companion then rewrites (rules/eager_derivative.py).
+        self.tracer.backward_rewritten = backward_rewritten
         # A complex product of graph inputs that is only returned stays eager's
         # where that measured faster (which ones: :mod:`.lone_products`); torch.compile's graphs only.
         self.keep_lone_products = keep_lone_products
@@ -282,7 +286,8 @@ class ComplexRewriter:
         except Unsupported as why:
             self._keep(node, op, str(why))
             return
-        self.report.add(node, op, "rewritten", faster or "", emitted=len(self.attempt))
+        self.report.add(node, op, "rewritten", faster or "",
+                        emitted=sum(eager_derivative.nodes_compiled(n) for n in self.attempt))
 
     def _inline_composite(self, node: Node, op: str) -> bool:
         """Put the aten ops eager decomposes ``node`` into in its place and

@@ -30,6 +30,9 @@ from complex_testing import (
     run_pass,
 )
 
+from inductor_complex import ComplexToRealPass
+from inductor_complex.fallbacks import count_complex_fallbacks
+
 inf, nan = math.inf, math.nan
 EDGE = [
     0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 1.5, -2.0, inf, -inf, nan, 1e30, -1e30, 1e-30, 1e-40, 1e-310,
@@ -223,130 +226,99 @@ class GraphModule(torch.nn.Module):
         and__1: "b8[3]" = eq & eq_1;  eq = eq_1 = None
         invert: "b8[3]" = ~and__1;  and__1 = None
         and__2: "b8[3]" = and_ & invert;  and_ = invert = None
-        where: "f32[3]" = torch.where(and__2, getitem, 0.5)
-        where_1: "f32[3]" = torch.where(and__2, getitem_1, 0.5)
-        signbit: "b8[3]" = torch.signbit(where)
-        neg: "f32[3]" = -where
-        where_2: "f32[3]" = torch.where(signbit, neg, where);  signbit = neg = None
-        signbit_1: "b8[3]" = torch.signbit(where_1)
-        neg_1: "f32[3]" = -where_1
-        where_3: "f32[3]" = torch.where(signbit_1, neg_1, where_1);  signbit_1 = neg_1 = None
-        ge: "b8[3]" = where_2 >= 134217728.0;  where_2 = None
-        ge_1: "b8[3]" = where_3 >= 134217728.0;  where_3 = None
+        abs_1: "f32[3]" = torch.abs(getitem)
+        abs_2: "f32[3]" = torch.abs(getitem_1)
+        ge: "b8[3]" = abs_1 >= 134217728.0;  abs_1 = None
+        ge_1: "b8[3]" = abs_2 >= 134217728.0;  abs_2 = None
         or_: "b8[3]" = ge | ge_1;  ge = ge_1 = None
-        where_4: "f32[3]" = torch.where(or_, where, 2.0)
-        where_5: "f32[3]" = torch.where(or_, where_1, 2.0)
-        signbit_2: "b8[3]" = torch.signbit(where_4)
-        neg_2: "f32[3]" = -where_4
-        where_6: "f32[3]" = torch.where(signbit_2, neg_2, where_4);  signbit_2 = neg_2 = None
-        signbit_3: "b8[3]" = torch.signbit(where_5)
-        neg_3: "f32[3]" = -where_5
-        where_7: "f32[3]" = torch.where(signbit_3, neg_3, where_5);  signbit_3 = neg_3 = None
-        le: "b8[3]" = where_7 <= 1;  where_7 = None
+        abs_3: "f32[3]" = torch.abs(getitem)
+        abs_4: "f32[3]" = torch.abs(getitem_1)
+        le: "b8[3]" = abs_4 <= 1;  abs_4 = None
         invert_1: "b8[3]" = ~le
-        le_1: "b8[3]" = where_6 <= 1;  where_6 = None
+        le_1: "b8[3]" = abs_3 <= 1;  abs_3 = None
         and__3: "b8[3]" = invert_1 & le_1;  invert_1 = le_1 = None
-        where_8: "f32[3]" = torch.where(le, where_4, 2.0)
-        where_9: "f32[3]" = torch.where(and__3, where_5, 2.0)
-        truediv: "f32[3]" = where_4 / 2
-        truediv_1: "f32[3]" = where_5 / 2;  where_5 = None
+        truediv: "f32[3]" = getitem / 2
+        truediv_1: "f32[3]" = getitem_1 / 2
         hypot: "f32[3]" = torch.hypot(truediv, truediv_1);  truediv = truediv_1 = None
-        truediv_2: "f32[3]" = 1 / where_8;  where_8 = None
-        truediv_3: "f32[3]" = where_4 / where_9
-        truediv_4: "f32[3]" = truediv_3 / where_9;  truediv_3 = where_9 = None
-        truediv_5: "f32[3]" = where_4 / hypot;  where_4 = None
+        truediv_2: "f32[3]" = 1 / getitem
+        truediv_3: "f32[3]" = getitem / getitem_1
+        truediv_4: "f32[3]" = truediv_3 / getitem_1;  truediv_3 = None
+        truediv_5: "f32[3]" = getitem / hypot
         truediv_6: "f32[3]" = truediv_5 / hypot;  truediv_5 = hypot = None
         truediv_7: "f32[3]" = truediv_6 / 4;  truediv_6 = None
-        where_10: "f32[3]" = torch.where(and__3, truediv_4, truediv_7);  and__3 = truediv_4 = truediv_7 = None
-        where_11: "f32[3]" = torch.where(le, truediv_2, where_10);  le = truediv_2 = where_10 = None
-        detach_2: "f32[3]" = where_1.detach()
+        where: "f32[3]" = torch.where(and__3, truediv_4, truediv_7);  and__3 = truediv_4 = truediv_7 = None
+        where_1: "f32[3]" = torch.where(le, truediv_2, where);  le = truediv_2 = where = None
+        detach_2: "f32[3]" = getitem_1.detach()
         full_like: "f32[3]" = torch.full_like(detach_2, 1.5707963267948966)
         copysign: "f32[3]" = torch.copysign(full_like, detach_2);  full_like = detach_2 = None
-        where_12: "f32[3]" = torch.where(or_, 0.5, where);  where = None
-        where_13: "f32[3]" = torch.where(or_, 0.5, where_1);  where_1 = None
-        signbit_4: "b8[3]" = torch.signbit(where_12)
-        neg_4: "f32[3]" = -where_12
-        where_14: "f32[3]" = torch.where(signbit_4, neg_4, where_12);  signbit_4 = neg_4 = None
-        signbit_5: "b8[3]" = torch.signbit(where_13)
-        neg_5: "f32[3]" = -where_13
-        where_15: "f32[3]" = torch.where(signbit_5, neg_5, where_13);  signbit_5 = neg_5 = None
-        invert_2: "b8[3]" = ~or_
-        eq_2: "b8[3]" = where_14 == 1
-        and__4: "b8[3]" = invert_2 & eq_2;  invert_2 = eq_2 = None
-        lt: "b8[3]" = where_15 < 1.4210854715202004e-14
+        abs_5: "f32[3]" = torch.abs(getitem)
+        abs_6: "f32[3]" = torch.abs(getitem_1)
+        invert_4: "b8[3]" = ~or_
+        eq_2: "b8[3]" = abs_5 == 1
+        and__4: "b8[3]" = invert_4 & eq_2;  invert_4 = eq_2 = None
+        lt: "b8[3]" = abs_6 < 1.4210854715202004e-14
         and__5: "b8[3]" = and__4 & lt;  and__4 = lt = None
-        where_16: "f32[3]" = torch.where(and__5, where_15, 1.0)
-        detach_3: "f32[3]" = where_12.detach()
+        detach_3: "f32[3]" = getitem.detach()
         full_like_1: "f32[3]" = torch.full_like(detach_3, 0.5)
         copysign_1: "f32[3]" = torch.copysign(full_like_1, detach_3);  full_like_1 = detach_3 = None
-        log: "f32[3]" = torch.log(where_16);  where_16 = None
+        log: "f32[3]" = torch.log(abs_6)
         sub: "f32[3]" = 0.6931471824645996 - log;  log = None
         mul: "f32[3]" = copysign_1 * sub;  copysign_1 = sub = None
-        invert_3: "b8[3]" = ~and__5
-        where_17: "f32[3]" = torch.where(invert_3, where_12, 0.0);  invert_3 = where_12 = None
-        invert_4: "b8[3]" = ~and__5
-        where_18: "f32[3]" = torch.where(invert_4, where_13, 0.0);  invert_4 = None
-        signbit_6: "b8[3]" = torch.signbit(where_18)
-        neg_6: "f32[3]" = -where_18
-        where_19: "f32[3]" = torch.where(signbit_6, neg_6, where_18);  signbit_6 = neg_6 = None
-        ge_2: "b8[3]" = where_19 >= 1.4210854715202004e-14;  where_19 = None
-        mul_1: "f32[3]" = where_18 * where_18;  where_18 = None
-        where_20: "f32[3]" = torch.where(ge_2, mul_1, 0.0);  ge_2 = mul_1 = None
-        add: "f32[3]" = 1 + where_17
-        add_1: "f32[3]" = 1 + where_17
+        abs_7: "f32[3]" = torch.abs(getitem_1)
+        ge_2: "b8[3]" = abs_7 >= 1.4210854715202004e-14;  abs_7 = None
+        mul_1: "f32[3]" = getitem_1 * getitem_1
+        where_2: "f32[3]" = torch.where(ge_2, mul_1, 0.0);  ge_2 = mul_1 = None
+        add: "f32[3]" = 1 + getitem
+        add_1: "f32[3]" = 1 + getitem
         mul_2: "f32[3]" = add * add_1;  add = add_1 = None
-        add_2: "f32[3]" = where_20 + mul_2;  mul_2 = None
-        sub_1: "f32[3]" = 1 - where_17
-        sub_2: "f32[3]" = 1 - where_17
+        add_2: "f32[3]" = where_2 + mul_2;  mul_2 = None
+        sub_1: "f32[3]" = 1 - getitem
+        sub_2: "f32[3]" = 1 - getitem
         mul_3: "f32[3]" = sub_1 * sub_2;  sub_1 = sub_2 = None
-        add_3: "f32[3]" = where_20 + mul_3;  where_20 = mul_3 = None
+        add_3: "f32[3]" = where_2 + mul_3;  where_2 = mul_3 = None
         truediv_8: "f32[3]" = add_2 / add_3;  add_2 = None
         lt_1: "b8[3]" = truediv_8 < 0.5
-        where_21: "f32[3]" = torch.where(lt_1, truediv_8, 1.0);  truediv_8 = None
-        log_1: "f32[3]" = torch.log(where_21);  where_21 = None
+        log_1: "f32[3]" = torch.log(truediv_8);  truediv_8 = None
         mul_4: "f32[3]" = 0.25 * log_1;  log_1 = None
-        mul_5: "f32[3]" = 4 * where_17;  where_17 = None
+        mul_5: "f32[3]" = 4 * getitem
         truediv_9: "f32[3]" = mul_5 / add_3;  mul_5 = add_3 = None
-        where_22: "f32[3]" = torch.where(lt_1, 0.0, truediv_9);  truediv_9 = None
-        log1p: "f32[3]" = torch.log1p(where_22);  where_22 = None
+        log1p: "f32[3]" = torch.log1p(truediv_9);  truediv_9 = None
         mul_6: "f32[3]" = 0.25 * log1p;  log1p = None
-        where_23: "f32[3]" = torch.where(lt_1, mul_4, mul_6);  lt_1 = mul_4 = mul_6 = None
-        where_24: "f32[3]" = torch.where(and__5, mul, where_23);  and__5 = mul = where_23 = None
-        lt_2: "b8[3]" = where_14 < where_15
-        where_25: "f32[3]" = torch.where(lt_2, where_15, where_14)
-        where_26: "f32[3]" = torch.where(lt_2, where_14, where_15);  lt_2 = where_14 = where_15 = None
-        sub_3: "f32[3]" = 1 - where_25
-        add_4: "f32[3]" = 1 + where_25
+        where_3: "f32[3]" = torch.where(lt_1, mul_4, mul_6);  lt_1 = mul_4 = mul_6 = None
+        where_4: "f32[3]" = torch.where(and__5, mul, where_3);  and__5 = mul = where_3 = None
+        lt_2: "b8[3]" = abs_5 < abs_6
+        where_5: "f32[3]" = torch.where(lt_2, abs_6, abs_5)
+        where_6: "f32[3]" = torch.where(lt_2, abs_5, abs_6);  lt_2 = abs_5 = abs_6 = None
+        sub_3: "f32[3]" = 1 - where_5
+        add_4: "f32[3]" = 1 + where_5
         mul_7: "f32[3]" = sub_3 * add_4;  sub_3 = add_4 = None
-        lt_3: "b8[3]" = where_26 < 5.960464477539063e-08
-        ge_3: "b8[3]" = where_25 >= 1
-        invert_5: "b8[3]" = ~lt_3
-        invert_6: "b8[3]" = ~ge_3;  ge_3 = None
-        and__6: "b8[3]" = invert_5 & invert_6;  invert_5 = invert_6 = None
-        ge_4: "b8[3]" = where_25 >= 0.75
-        ge_5: "b8[3]" = where_26 >= 0.5
+        lt_3: "b8[3]" = where_6 < 5.960464477539063e-08
+        ge_3: "b8[3]" = where_5 >= 1
+        invert_8: "b8[3]" = ~lt_3
+        invert_9: "b8[3]" = ~ge_3;  ge_3 = None
+        and__6: "b8[3]" = invert_8 & invert_9;  invert_8 = invert_9 = None
+        ge_4: "b8[3]" = where_5 >= 0.75
+        ge_5: "b8[3]" = where_6 >= 0.5
         or__1: "b8[3]" = ge_4 | ge_5;  ge_4 = ge_5 = None
         and__7: "b8[3]" = and__6 & or__1;  and__6 = or__1 = None
-        mul_8: "f32[3]" = where_26 * where_26
+        mul_8: "f32[3]" = where_6 * where_6
         sub_4: "f32[3]" = mul_7 - mul_8;  mul_8 = None
-        where_27: "f32[3]" = torch.where(lt_3, mul_7, sub_4);  lt_3 = mul_7 = sub_4 = None
-        where_28: "f32[3]" = torch.where(and__7, where_25, 0.75);  where_25 = None
-        where_29: "f32[3]" = torch.where(and__7, where_26, 0.0);  where_26 = None
-        double: "f64[3]" = where_28.double();  where_28 = None
-        double_1: "f64[3]" = where_29.double();  where_29 = None
+        where_7: "f32[3]" = torch.where(lt_3, mul_7, sub_4);  lt_3 = mul_7 = sub_4 = None
+        double: "f64[3]" = where_5.double();  where_5 = None
+        double_1: "f64[3]" = where_6.double();  where_6 = None
         sub_5: "f64[3]" = double - 1.0
         add_5: "f64[3]" = double + 1.0;  double = None
         mul_9: "f64[3]" = sub_5 * add_5;  sub_5 = add_5 = None
         mul_10: "f64[3]" = double_1 * double_1;  double_1 = None
         add_6: "f64[3]" = mul_9 + mul_10;  mul_9 = mul_10 = None
         float_1: "f32[3]" = add_6.float();  add_6 = None
-        neg_7: "f32[3]" = -float_1;  float_1 = None
-        where_30: "f32[3]" = torch.where(and__7, neg_7, where_27);  and__7 = neg_7 = where_27 = None
-        mul_11: "f32[3]" = 2 * where_13;  where_13 = None
-        atan2: "f32[3]" = torch.atan2(mul_11, where_30);  mul_11 = where_30 = None
+        neg: "f32[3]" = -float_1;  float_1 = None
+        where_8: "f32[3]" = torch.where(and__7, neg, where_7);  and__7 = neg = where_7 = None
+        mul_11: "f32[3]" = 2 * getitem_1
+        atan2: "f32[3]" = torch.atan2(mul_11, where_8);  mul_11 = where_8 = None
         mul_12: "f32[3]" = 0.5 * atan2;  atan2 = None
-        where_31: "f32[3]" = torch.where(or_, where_11, where_24);  where_11 = where_24 = None
-        where_32: "f32[3]" = torch.where(or_, copysign, mul_12);  or_ = copysign = mul_12 = None
+        where_9: "f32[3]" = torch.where(or_, where_1, where_4);  where_1 = where_4 = None
+        where_10: "f32[3]" = torch.where(or_, copysign, mul_12);  or_ = copysign = mul_12 = None
         detach_4: "f32[3]" = getitem.detach()
         detach_5: "f32[3]" = getitem_1.detach()
         isinf: "b8[3]" = torch.isinf(detach_5)
@@ -359,19 +331,19 @@ class GraphModule(torch.nn.Module):
         full_like_3: "f32[3]" = torch.full_like(detach_5, 1.5707963267948966)
         copysign_3: "f32[3]" = torch.copysign(full_like_3, detach_5);  full_like_3 = None
         or__3: "b8[3]" = isinf | or__2
-        where_33: "f32[3]" = torch.where(or__3, copysign_2, nan);  or__3 = copysign_2 = None
+        where_11: "f32[3]" = torch.where(or__3, copysign_2, nan);  or__3 = copysign_2 = None
         and__8: "b8[3]" = or__2 & isfinite_2;  or__2 = isfinite_2 = None
         or__4: "b8[3]" = isinf | and__8;  isinf = and__8 = None
         full_like_4: "f32[3]" = torch.full_like(detach_4, nan)
-        where_34: "f32[3]" = torch.where(or__4, copysign_3, full_like_4);  or__4 = copysign_3 = full_like_4 = None
+        where_12: "f32[3]" = torch.where(or__4, copysign_3, full_like_4);  or__4 = copysign_3 = full_like_4 = None
         isfinite_3: "b8[3]" = torch.isfinite(detach_4);  detach_4 = None
         isfinite_4: "b8[3]" = torch.isfinite(detach_5);  detach_5 = None
         and__9: "b8[3]" = isfinite_3 & isfinite_4;  isfinite_3 = isfinite_4 = None
-        where_35: "f32[3]" = torch.where(and__9, getitem, where_33);  getitem = where_33 = None
-        where_36: "f32[3]" = torch.where(and__2, where_31, where_35);  where_31 = where_35 = None
-        where_37: "f32[3]" = torch.where(and__9, getitem_1, where_34);  and__9 = getitem_1 = where_34 = None
-        where_38: "f32[3]" = torch.where(and__2, where_32, where_37);  and__2 = where_32 = where_37 = None
-        stack: "f32[3, 2]" = torch.stack((where_36, where_38), -1);  where_36 = where_38 = None
+        where_13: "f32[3]" = torch.where(and__9, getitem, where_11);  getitem = where_11 = None
+        where_14: "f32[3]" = torch.where(and__2, where_9, where_13);  where_9 = where_13 = None
+        where_15: "f32[3]" = torch.where(and__9, getitem_1, where_12);  and__9 = getitem_1 = where_12 = None
+        where_16: "f32[3]" = torch.where(and__2, where_10, where_15);  and__2 = where_10 = where_15 = None
+        stack: "f32[3, 2]" = torch.stack((where_14, where_16), -1);  where_14 = where_16 = None
         select: "f32[3]" = torch.select(stack, -1, 0)
         select_1: "f32[3]" = torch.select(stack, -1, 1);  stack = None
         complex_1: "c64[3]" = torch.complex(select, select_1);  select = select_1 = None
@@ -385,3 +357,82 @@ def test_the_report_says_why_a_graph_is_slow_to_compile():
     assert note and "torch.asin" in note and "Tensor.acosh" in note and "operator.mul" not in note, note
     assert note in slow.format()
     assert run_pass(dynamo_graph(lambda z: z.exp() * 2 / z, z)).slow_compile_note() is None
+
+
+# Where eager's derivative formula and the derivative of the value's formula
+# part: on each op's branch cuts (both signed zeros), eager's formula does not
+# follow the side the signed zero picks.
+CUT_POINTS = {
+    "asinh": [(0.0, 2.0), (-0.0, 2.0), (0.0, -1.5), (-0.0, -1.5)],
+    "atan": [(0.0, 2.0), (-0.0, 2.0), (0.0, -1.5), (-0.0, -1.5)],
+    "asin": [(2.0, 0.0), (2.0, -0.0), (-1.5, 0.0), (-1.5, -0.0)],
+    "acos": [(2.0, 0.0), (2.0, -0.0), (-1.5, 0.0), (-1.5, -0.0)],
+    "atanh": [(2.0, 0.0), (2.0, -0.0), (-1.5, 0.0), (-1.5, -0.0)],
+    "acosh": [(0.5, 0.0), (0.5, -0.0), (-2.0, 0.0), (-2.0, -0.0)],
+}
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=["c64", "c128"])
+@pytest.mark.parametrize("name", list(OPS))
+def test_compiled_backward_is_eagers_derivative_formula(name, dtype):
+    """Installed with its companion, the rule's backward is eager's derivative
+    formula (rules/eager_derivative.py), rewritten after autograd: gradients
+    equal eager's, on branch cuts too, every value of the grid included, and
+    Inductor is left no complex op in either graph."""
+    op = OPS[name]
+    grid, _ = _grid(dtype)
+    points = torch.tensor([complex(*p) for p in GRAD_POINTS + AXIS_POINTS[name] + CUT_POINTS[name]], dtype=dtype)
+    z = torch.cat([points, grid[::8]])
+    z = z[: len(z) // 16 * 16]  # eager's vectorized loop throughout (its scalar tail negates differently)
+    seed = torch.randn(z.shape, generator=torch.Generator().manual_seed(1), dtype=dtype)
+
+    def fn(z):
+        return op(z) * seed
+
+    eager_z, compiled_z = z.clone().requires_grad_(), z.clone().requires_grad_()
+    expected = fn(eager_z)
+    torch.view_as_real(expected).sum().backward()
+    complex_pass = ComplexToRealPass(fused_rotary=False, complex_blas_on_cpu=False)
+    torch._dynamo.reset()
+    # Buffers realized sooner than Inductor's default: its code generation for
+    # the long value formulas is several times faster (see the chain test).
+    with torch._inductor.config.patch(realize_opcount_threshold=4), count_complex_fallbacks() as fallbacks:
+        actual = torch.compile(fn, options=complex_pass.inductor_options(), fullgraph=True)(compiled_z)
+        torch.view_as_real(actual).sum().backward()
+    _check(actual.detach(), expected.detach(), dtype, "value")
+    _check(compiled_z.grad, eager_z.grad, dtype, "gradient")
+    assert fallbacks.beyond_edges == []
+    pre_grad = complex_pass.reports[0]
+    assert [d.op for d in pre_grad.decisions if d.action == "rewritten"][:1] == [f"torch.{name}"], pre_grad.format()
+
+
+def test_eager_derivative_only_where_the_backward_is_rewritten():
+    """The Function is emitted for Dynamo's graph with grad and the companion
+    installed; without grad the formula runs as is, without the companion
+    autograd differentiates the formula (its stand-ins kept)."""
+    from inductor_complex.rules.eager_derivative import with_eager_derivative
+
+    def calls(requires_grad, companion):
+        z = torch.randn(4, dtype=torch.complex64, requires_grad=requires_grad)
+        gm = dynamo_graph(torch.asin, z)
+        complex_pass = ComplexToRealPass()
+        with torch._inductor.config.patch(post_grad_custom_pre_pass=complex_pass.post_grad if companion else None):
+            complex_pass(gm.graph)
+        gm.recompile()
+        count = len(gm.graph.find_nodes(op="call_function", target=with_eager_derivative))
+        return count, len(gm.graph.find_nodes(op="call_function", target=torch.where))
+
+    assert calls(True, True)[0] == 1
+    (plain, plain_wheres), (smooth, smooth_wheres) = calls(False, True), calls(True, False)
+    assert plain == smooth == 0
+    assert plain_wheres < smooth_wheres  # the stand-ins
+
+
+def test_slow_compile_note_counts_the_formula_behind_the_function():
+    z = torch.randn(4, dtype=torch.complex64, requires_grad=True)
+    gm = dynamo_graph(torch.asin, z)
+    complex_pass = ComplexToRealPass()
+    with torch._inductor.config.patch(post_grad_custom_pre_pass=complex_pass.post_grad):
+        complex_pass(gm.graph)
+    note = complex_pass.last_report.slow_compile_note()
+    assert note and "torch.asin" in note, complex_pass.last_report.format()

@@ -66,6 +66,43 @@ def emit(target, *args, **kwargs) -> torch.fx.Proxy:
     return tracer.create_proxy("call_function", target, args, kwargs)
 
 
+# Whether autograd will differentiate the formula being traced. Some formulas
+# carry nodes for their derivative alone: stand-ins that keep an untaken
+# branch's gradient finite, signs taken so the derivative passes through 0.
+# Formulas traced for their values alone (no grad, or the forward of
+# rules/eager_derivative.py) leave those out: the same values from fewer nodes.
+_differentiated: contextvars.ContextVar[bool] = contextvars.ContextVar("inductor_complex_differentiated", default=True)
+
+
+@contextlib.contextmanager
+def differentiated(value: bool):
+    """Trace the formulas inside for autograd (``True``) or for their values only."""
+    token = _differentiated.set(value)
+    try:
+        yield
+    finally:
+        _differentiated.reset(token)
+
+
+def is_differentiated() -> bool:
+    return _differentiated.get()
+
+
+def stand_in(mask, value, safe):
+    """``value`` where ``mask``, else the stand-in ``safe`` (a point where the
+    formula is smooth, so its untaken branch's gradient stays finite). Callers
+    use the result only where ``mask`` holds: without autograd it is ``value``."""
+    return torch.where(mask, value, safe) if _differentiated.get() else value
+
+
+def magnitude(v):
+    """``|v|`` (``+0`` for ``-0``) whose derivative is ±1 on both sides of 0
+    (``abs'(0) = 0`` would lose it); plain ``abs`` without autograd."""
+    if not _differentiated.get():
+        return torch.abs(v)
+    return torch.where(torch.signbit(v.detach()), -v, v)
+
+
 def is_tensor_proxy(value: Any) -> bool:
     return isinstance(value, torch.fx.Proxy) and isinstance(fake(value), torch.Tensor)
 

@@ -73,14 +73,14 @@ import math
 import torch
 
 from ..values import real_dtype
-from .common import round_to
+from . import eager_derivative
+from .common import differentiated, emit, is_differentiated, magnitude, round_to, stand_in
 from .log1p import clog_parts, x2y2m1
 from .pair_math import pack, unary_dtype
 from .registry import rule
-from .trig import parts_rule, signed_constant
+from .trig import signed_constant
 
 # ------------------------------------------------------------------ helpers
-
 
 def _flip(v, negative):
     """``-v`` where ``negative``, else ``v`` (a copysign whose derivative is ±1 everywhere)."""
@@ -89,22 +89,14 @@ def _flip(v, negative):
 
 def _with_sign_of(v, sign_source):
     """``copysign(v, sign_source)`` for tensors, with a derivative at ``v == 0``."""
+    if not is_differentiated():
+        return torch.copysign(v, sign_source)
     return _flip(v, torch.signbit(v) != torch.signbit(sign_source))
-
-
-def _abs(v):
-    """``|v|`` as ``+0`` for ``-0``, derivative ±1 on both sides of 0."""
-    return _flip(v, torch.signbit(v))
 
 
 def _const(value, like):
     """A constant tensor shaped like ``like`` (``where`` over two Python numbers would be float32)."""
     return torch.full_like(like, value)
-
-
-def _pick(mask, value, safe):
-    """``value`` where ``mask``, else the stand-in ``safe`` (a point where the formula is smooth)."""
-    return torch.where(mask, value, safe)
 
 
 def _regular(x, y):
@@ -121,9 +113,9 @@ def _csqrt_upper(a, b):
     d = torch.hypot(a, b)
     positive = a > 0
     # a > 0: r = sqrt((d + a)/2), s = b/2r; else s = sqrt((d - a)/2), r = |b/2s|.
-    big = torch.sqrt(0.5 * (d + _abs(a)))
+    big = torch.sqrt(0.5 * (d + magnitude(a)))
     small = 0.5 * (b / big)
-    return torch.where(positive, big, _abs(small)), torch.where(positive, small, big)
+    return torch.where(positive, big, magnitude(small)), torch.where(positive, small, big)
 
 
 def _split(rx, ix, m):
@@ -154,7 +146,7 @@ def _kernel_casinh(x, y, adj, dtype):
     finfo = torch.finfo(part)
     eps = finfo.eps
     neg_y = torch.signbit(y)
-    rx, ix = _abs(x), _abs(y)
+    rx, ix = magnitude(x), magnitude(y)
 
     huge = (rx >= 1 / eps) | (ix >= 1 / eps)
     rest = ~huge
@@ -174,7 +166,7 @@ def _kernel_casinh(x, y, adj, dtype):
     at_i_split = at_i & (rx * rx >= finfo.tiny)
 
     def inputs(mask, safe_rx, safe_ix):
-        return _pick(mask, rx, safe_rx), _pick(mask, ix, safe_ix)
+        return stand_in(mask, rx, safe_rx), stand_in(mask, ix, safe_ix)
 
     # log(L); angle parts (N, D).
     logs = []
@@ -240,7 +232,7 @@ def _kernel_casinh(x, y, adj, dtype):
     im = torch.where(by_clog, li, angle)
     # The signs of the argument (adj: the imaginary part is kept non-negative).
     re = _with_sign_of(re, x)
-    im = _abs(im) if adj else _with_sign_of(im, y)
+    im = magnitude(im) if adj else _with_sign_of(im, y)
     return re, im
 
 
@@ -309,7 +301,7 @@ def _catanh_special(x, y):
 def _casinh_parts(x, y, dtype):
     """glibc ``casinh(x + iy)``: zero kept, special values, else the kernel."""
     regular = _regular(x, y)
-    k_re, k_im = _kernel_casinh(_pick(regular, x, 0.5), _pick(regular, y, 0.5), False, dtype)
+    k_re, k_im = _kernel_casinh(stand_in(regular, x, 0.5), stand_in(regular, y, 0.5), False, dtype)
     s_re, s_im = _casinh_special(x.detach(), y.detach())
     finite = torch.isfinite(x.detach()) & torch.isfinite(y.detach())
     # 0 ± 0i is returned as is (its derivative is the identity, as asinh'(0) = 1).
@@ -330,7 +322,7 @@ def _casin_parts(x, y, dtype):
 def _adj_kernel(x, y, dtype):
     """``__kernel_casinh(-y + ix, adj)`` on safe stand-ins, and where it applies."""
     regular = _regular(x, y)
-    xs, ys = _pick(regular, x, 0.5), _pick(regular, y, 0.5)
+    xs, ys = stand_in(regular, x, 0.5), stand_in(regular, y, 0.5)
     p, q = _kernel_casinh(-ys, xs, True, dtype)
     return regular, p, q
 
@@ -371,35 +363,35 @@ def _catanh_parts(x, y, dtype):
     part = real_dtype(dtype)
     eps = torch.finfo(part).eps
     regular = _regular(x, y)
-    x, y = _pick(regular, x, 0.5), _pick(regular, y, 0.5)
-    ax, ay = _abs(x), _abs(y)
+    x, y = stand_in(regular, x, 0.5), stand_in(regular, y, 0.5)
+    ax, ay = magnitude(x), magnitude(y)
 
     # Past 16/ε: ±pi/2 and an asymptote for the real part.
     huge = (ax >= 16 / eps) | (ay >= 16 / eps)
-    xh, yh = _pick(huge, x, 2.0), _pick(huge, y, 2.0)
-    axh, ayh = _abs(xh), _abs(yh)
+    xh, yh = stand_in(huge, x, 2.0), stand_in(huge, y, 2.0)
+    axh, ayh = magnitude(xh), magnitude(yh)
     by_x = ayh <= 1  # 1/x
     by_y = ~by_x & (axh <= 1)  # x / y²
-    x1, y2 = _pick(by_x, xh, 2.0), _pick(by_y, yh, 2.0)
+    x1, y2 = stand_in(by_x, xh, 2.0), stand_in(by_y, yh, 2.0)
     h = torch.hypot(xh / 2, yh / 2)
     re_huge = torch.where(by_x, 1 / x1, torch.where(by_y, xh / y2 / y2, xh / h / h / 4))
     im_huge = signed_constant(math.pi / 2, y.detach())
     # Below 16/ε (stand-ins past it, where the squares below would overflow).
-    x, y = torch.where(huge, 0.5, x), torch.where(huge, 0.5, y)
-    ax, ay = _abs(x), _abs(y)
+    x, y = stand_in(~huge, x, 0.5), stand_in(~huge, y, 0.5)
+    ax, ay = magnitude(x), magnitude(y)
 
     # Real part: log(num/den)/4 below 1/2, else log1p(4x/den)/4; ±1 with y below ε² apart.
     unit = ~huge & (ax == 1) & (ay < eps * eps)
-    ayu = _pick(unit, ay, 1.0)
+    ayu = stand_in(unit, ay, 1.0)
     re_unit = signed_constant(0.5, x.detach()) * (round_to(math.log(2.0), part) - torch.log(ayu))
-    xr, yr = _pick(~unit, x, 0.0), _pick(~unit, y, 0.0)
-    i2 = torch.where(_abs(yr) >= eps * eps, yr * yr, 0.0)
+    xr, yr = stand_in(~unit, x, 0.0), stand_in(~unit, y, 0.0)
+    i2 = torch.where(magnitude(yr) >= eps * eps, yr * yr, 0.0)
     num = i2 + (1 + xr) * (1 + xr)
     den = i2 + (1 - xr) * (1 - xr)
     f = num / den
     use_log = f < 0.5
-    re_log = 0.25 * torch.log(_pick(use_log, f, 1.0))
-    re_log1p = 0.25 * torch.log1p(_pick(use_log, 0.0, 4 * xr / den))
+    re_log = 0.25 * torch.log(stand_in(use_log, f, 1.0))
+    re_log1p = 0.25 * torch.log1p(stand_in(~use_log, 4 * xr / den, 0.0))
     re = torch.where(unit, re_unit, torch.where(use_log, re_log, re_log1p))
 
     # Imaginary part: atan2(2y, 1 - x² - y²)/2, the denominator cancellation-free.
@@ -411,7 +403,7 @@ def _catanh_parts(x, y, dtype):
     circle = ~flat & ~outside & ((big >= 0.75) | (small >= 0.5))
     # (glibc's "den == 0 → +0" is already so: 1 - 1 is +0.)
     den_plain = torch.where(flat, one_minus, one_minus - small * small)
-    den_circle = -x2y2m1(_pick(circle, big, 0.75), _pick(circle, small, 0.0), part)
+    den_circle = -x2y2m1(stand_in(circle, big, 0.75), stand_in(circle, small, 0.0), part)
     den_im = torch.where(circle, den_circle, den_plain)
     im = 0.5 * torch.atan2(2 * y, den_im)
 
@@ -432,30 +424,60 @@ def _catanh(x, y, dtype):
     return re, im
 
 
+def _cacos_or_vectorized(x, y, dtype):
+    """complex64: glibc ``cacos``; complex128: eager's vectorized ``(pi/2, 0) - casin(z)``."""
+    if dtype == torch.complex128:
+        p, q = _casin_parts(x, y, dtype)
+        # 0 - q, not -q: a zero imaginary part comes out +0 as in eager.
+        return math.pi / 2 - p, 0.0 - q
+    return _cacos_parts(x, y, dtype)
+
+
+def _catan_parts(x, y, dtype):
+    """glibc ``catan``, its template the mirror of ``catanh``'s: ``atanh(y + ix) = (p, q)`` gives ``(q, p)``."""
+    p, q = _catanh(y, x, dtype)
+    return q, p
+
+
 # ------------------------------------------------------------------ rules
 
-
-asinh = parts_rule("asinh", _casinh_parts)
-asin = parts_rule("asin", _casin_parts)
-acosh = parts_rule("acosh", _cacosh_parts)
-atanh = parts_rule("atanh", _catanh)
-
-
-@rule("acos")
-def acos(z, *, out):
-    """complex64: glibc ``cacos``; complex128: eager's vectorized ``(pi/2, 0) - casin(z)``."""
-    dtype = unary_dtype(z, out, "acos")
-    if dtype == torch.complex128:
-        p, q = _casin_parts(z.re, z.im, dtype)
-        # 0 - q, not -q: a zero imaginary part comes out +0 as in eager.
-        return pack(math.pi / 2 - p, 0.0 - q, out)
-    return pack(*_cacos_parts(z.re, z.im, dtype), out)
+# Eager's derivative formulas (derivatives.yaml), on complex g and z, for the
+# backward of eager_derivative's Function.
+_EAGER_DERIVATIVES = {
+    "asin": lambda g, z: g * (-z * z + 1).rsqrt().conj(),
+    "acos": lambda g, z: g * -((-z * z + 1).rsqrt()).conj(),
+    "atan": lambda g, z: g / (z * z + 1).conj(),
+    "asinh": lambda g, z: g * (z.pow(2) + 1).rsqrt().conj(),
+    "acosh": lambda g, z: g * ((z + 1).rsqrt() * (z - 1).rsqrt()).conj(),
+    "atanh": lambda g, z: g * 1 / (1 - z.pow(2)).conj(),
+}
 
 
+def _inverse_rule(name: str, formula):
+    """Register ``name``: ``formula``'s parts, differentiated with eager's
+    formula where the backward graph is rewritten too (:mod:`.eager_derivative`),
+    else by autograd through the formula (its stand-ins kept only then)."""
+    def values_only(x, y, dtype):
+        with differentiated(False):
+            return formula(x, y, dtype)
 
-@rule("atan")
-def atan(z, *, out):
-    """glibc ``catan``, its template the mirror of ``catanh``'s: ``atanh(y + ix) = (p, q)`` gives ``(q, p)``."""
-    dtype = unary_dtype(z, out, "atan")
-    p, q = _catanh(z.im, z.re, dtype)
-    return pack(q, p, out)
+    eager_derivative.register(name, values_only, _EAGER_DERIVATIVES[name])
+
+    def unary(z, *, out):
+        dtype = unary_dtype(z, out, name)
+        if out.requires_grad and eager_derivative.backward_is_rewritten():
+            return z.with_data(emit(eager_derivative.with_eager_derivative, z.data, name, dtype))
+        with differentiated(out.requires_grad):
+            return pack(*formula(z.re, z.im, dtype), out)
+
+    unary.__name__ = unary.__qualname__ = name
+    unary.__doc__ = formula.__doc__
+    return rule(name)(unary)
+
+
+asinh = _inverse_rule("asinh", _casinh_parts)
+asin = _inverse_rule("asin", _casin_parts)
+acosh = _inverse_rule("acosh", _cacosh_parts)
+acos = _inverse_rule("acos", _cacos_or_vectorized)
+atanh = _inverse_rule("atanh", _catanh)
+atan = _inverse_rule("atan", _catan_parts)

@@ -49,6 +49,7 @@ import torch
 
 from ..values import real_dtype
 from .arith import smith_divide
+from .common import magnitude, stand_in
 from .pair_math import ScalarOps, pack, unary_dtype
 from .registry import rule
 from .transcendental import phase
@@ -85,14 +86,14 @@ def clog_parts(x, y, dtype):
     mant_dig = 24 if part == torch.float32 else 53
     eps = finfo.eps
     xd, yd = x.detach(), y.detach()
-    ax_raw, ay_raw = torch.where(torch.signbit(xd), -x, x), torch.where(torch.signbit(yd), -y, y)
+    ax_raw, ay_raw = magnitude(x), magnitude(y)
     swap = ax_raw < ay_raw
     ax = torch.where(swap, ay_raw, ax_raw)
     ay = torch.where(swap, ax_raw, ay_raw)
     regular = torch.isfinite(xd) & torch.isfinite(yd) & ~((xd == 0) & (yd == 0))
     # Safe stand-ins (1 + 0i) where the value is special: no inf/NaN gradients.
-    ax = torch.where(regular, ax, 1.0)
-    ay = torch.where(regular, ay, 0.0)
+    ax = stand_in(regular, ax, 1.0)
+    ay = stand_in(regular, ay, 0.0)
     huge = ax > finfo.max / 2
     tiny = (ax < finfo.tiny) & (ay < finfo.tiny)
     unscaled = ~huge & ~tiny
@@ -101,8 +102,8 @@ def clog_parts(x, y, dtype):
     below = (ax < 1) & (ax >= 0.5) & unscaled
     below_eps = below & (ay < eps / 2)
     # glibc's x2y2m1 branch (computed with safe operands everywhere).
-    xs = torch.where(below, ax, 0.75)
-    ys = torch.where(below, ay, 0.0)
+    xs = stand_in(below, ax, 0.75)
+    ys = stand_in(below, ay, 0.0)
     below_x2y2 = below & ~below_eps & (ax * ax + ay * ay >= 0.5)
     d_above = (ax - 1.0) * (ax + 1.0)
     d_above = torch.where(ay >= eps, d_above + ay * ay, d_above)
@@ -111,12 +112,12 @@ def clog_parts(x, y, dtype):
     # |x| == 1: (|x|-1)(|x|+1) + y² is exactly glibc's y², and keeps the x-derivative.
     d_one = (ax - 1.0) * (ax + 1.0) + ay * ay
     d2m1 = torch.where(one, d_one, torch.where(above, d_above, d_below))
-    d2m1 = torch.where(near, d2m1, 0.0)
+    d2m1 = stand_in(near, d2m1, 0.0)
     re_near = torch.log1p(d2m1) / 2.0
     # Generic: log(hypot), huge parts halved (ay below 2·MIN flushed to 0), tiny scaled up.
     sx = torch.where(huge, ax * 0.5, torch.where(tiny, ax * 2.0**mant_dig, ax))
     sy = torch.where(huge, torch.where(ay >= finfo.tiny * 2, ay * 0.5, 0.0), torch.where(tiny, ay * 2.0**mant_dig, ay))
-    hyp = torch.hypot(torch.where(near, 1.0, sx), torch.where(near, 0.0, sy))
+    hyp = torch.hypot(stand_in(~near, sx, 1.0), stand_in(~near, sy, 0.0))
     log_hyp = torch.log(hyp)
     # (A where over two Python numbers would be a float32 tensor: keep the part dtype.)
     re_far = torch.where(huge, log_hyp + math.log(2.0), torch.where(tiny, log_hyp - mant_dig * math.log(2.0), log_hyp))

@@ -16,6 +16,7 @@ import math
 import torch
 
 from ..values import Pair, real_dtype
+from .common import is_differentiated
 from .pair_math import op_dtype, pack, require_supported_pair, zero_safe
 from .registry import Unsupported, rule
 
@@ -42,6 +43,8 @@ def phase(y, x):
     point has the same derivative without the overflow.
     """
     value = torch.atan2(y, x)
+    if not is_differentiated():
+        return value
     m = torch.maximum(x.abs(), y.abs()).detach()
     scale = torch.where(torch.isfinite(m) & (m > 0), m, 1.0)
     scaled = torch.atan2(y / scale, x / scale)
