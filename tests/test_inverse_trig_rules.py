@@ -10,7 +10,9 @@ on the unit circle, magnitudes 1e-300 .. 1e300), all in one tensor per op
 and dtype, checked kind by kind. Every size is a multiple of 16, so eager runs
 its vectorized loop throughout. Gradients are compared with
 eager autograd in float64; one chain is compiled with Inductor forward and
-backward. Refresh the dump with
+backward. Compiled with the post-grad companion, each op's backward is
+eager's derivative formula (rules/eager_derivative.py): its gradients are
+compared with eager's on the grid, branch cuts included. Refresh the dump with
 ``EXPECTTEST_ACCEPT=1 pytest tests/test_inverse_trig_rules.py``.
 """
 

@@ -55,15 +55,24 @@ glibc's value within ulps) wherever ``rx²`` is a normal number, and glibc's
 drop terms whose derivatives are below ε relative, except ``atanh``'s
 ``|x| == 1, |y| < ε²`` one, within ε² of the branch point ``±1``.
 
-Gradients are autograd's through these formulas: eager's derivative formulas
-at ordinary points. On a branch cut, the rule's derivative is that of the side
-the signed zero selects (as the value is); eager's formula does not follow
-that sign, so the two can differ there.
+Gradients: where the post-grad companion is installed (``install()``,
+``inductor_options()``), a Dynamo graph that needs them gets one call of
+:func:`.eager_derivative.with_eager_derivative` per op: the formulas below as
+its forward, eager's own derivative formula (``derivatives.yaml``) as its
+backward, so the gradient is eager's term for term, on branch cuts too, and
+Inductor compiles a backward of a few dozen nodes rather than autograd's
+expansion of these. Without the companion, autograd differentiates the
+formulas: eager's derivatives at ordinary points; on a branch cut the
+derivative of the side the signed zero selects (as the value is), which
+eager's formula does not follow, so the two can differ there.
 
-Each formula is evaluated everywhere but on safe stand-ins (a point of its own
-region) where another one is taken, so untaken branches never produce
-``0 * inf = NaN`` gradients; signs are restored with ``where`` rather than
-``copysign`` so derivatives pass through zeros.
+Each formula is evaluated everywhere but, under autograd, on safe stand-ins
+(a point of its own region) where another one is taken, so untaken branches
+never produce ``0 * inf = NaN`` gradients; signs are restored with ``where``
+rather than ``copysign`` so derivatives pass through zeros. Traced for values
+alone (no grad, or the Function's forward) those nodes are left out
+(``common.differentiated``): the same values, and Inductor compiles the
+formulas several times faster.
 """
 
 from __future__ import annotations

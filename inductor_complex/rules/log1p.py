@@ -38,7 +38,8 @@ gives NaN (``+inf`` real part if the other part is infinite).
 
 The parts' ``log``/``log1p``/``hypot``/``atan2`` come from torch's kernels,
 eager's from glibc's scalar libm: finite results may differ in the last bits.
-Untaken ``where`` branches are fed safe inputs so their gradients stay finite.
+Under autograd, untaken ``where`` branches are fed safe inputs so their
+gradients stay finite (``common.stand_in``).
 """
 
 from __future__ import annotations
