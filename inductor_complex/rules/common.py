@@ -95,6 +95,22 @@ def stand_in(mask, value, safe):
     return torch.where(mask, value, safe) if _differentiated.get() else value
 
 
+def computed_once(v):
+    """``v``, computed once for its many readers. Inductor inlines a value's
+    whole expression into each reader unless the expression is long or holds
+    an exp/log; in glibc's branchy formulas a square root read by a dozen
+    comparisons and selects so became loop bodies of thousands of nodes, and
+    most of the compile time. An identity ``as_strided`` view makes it write
+    ``v`` once (in the same fused loop) and load it back.
+
+    Only on tensors, where AOTAutograd traces a formula (the forward of
+    rules/eager_derivative.py), and only for values: an exported aten graph
+    gets no ``as_strided``, and autograd gets the formula as it is."""
+    if _differentiated.get() or not isinstance(v, torch.Tensor):
+        return v
+    return torch.as_strided(v, v.size(), v.stride(), v.storage_offset())
+
+
 def magnitude(v):
     """``|v|`` (``+0`` for ``-0``) whose derivative is ±1 on both sides of 0
     (``abs'(0) = 0`` would lose it); plain ``abs`` without autograd."""

@@ -83,7 +83,7 @@ import torch
 
 from ..values import real_dtype
 from . import eager_derivative
-from .common import differentiated, emit, is_differentiated, magnitude, round_to, stand_in
+from .common import computed_once, differentiated, emit, is_differentiated, magnitude, round_to, stand_in
 from .log1p import clog_parts, x2y2m1
 from .pair_math import pack, unary_dtype
 from .registry import rule
@@ -223,8 +223,8 @@ def _kernel_casinh(x, y, adj, dtype):
     # (Past 1/ε, w is |z| itself: no stand-in needed; elsewhere it is the csqrt one.)
     rg, ig = inputs(general, 1.0, 1.0)
     sr, si = _csqrt_upper((rg - ig) * (rg + ig) + 1, 2 * rg * ig)
-    wr = torch.where(huge, rx, sr + rg)
-    wi = torch.where(huge, ix, si + ig)
+    wr = computed_once(torch.where(huge, rx, sr + rg))
+    wi = computed_once(torch.where(huge, ix, si + ig))
     if adj:
         wr, wi = _flip(wi, neg_y), wr
     lr, li = clog_parts(wr, wi, dtype)

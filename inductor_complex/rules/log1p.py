@@ -50,7 +50,7 @@ import torch
 
 from ..values import real_dtype
 from .arith import smith_divide
-from .common import magnitude, stand_in
+from .common import computed_once, magnitude, stand_in
 from .pair_math import ScalarOps, pack, unary_dtype
 from .registry import rule
 from .transcendental import phase
@@ -89,8 +89,8 @@ def clog_parts(x, y, dtype):
     xd, yd = x.detach(), y.detach()
     ax_raw, ay_raw = magnitude(x), magnitude(y)
     swap = ax_raw < ay_raw
-    ax = torch.where(swap, ay_raw, ax_raw)
-    ay = torch.where(swap, ax_raw, ay_raw)
+    ax = computed_once(torch.where(swap, ay_raw, ax_raw))
+    ay = computed_once(torch.where(swap, ax_raw, ay_raw))
     regular = torch.isfinite(xd) & torch.isfinite(yd) & ~((xd == 0) & (yd == 0))
     # Safe stand-ins (1 + 0i) where the value is special: no inf/NaN gradients.
     ax = stand_in(regular, ax, 1.0)
