@@ -57,8 +57,9 @@ class Decision:
 
 # One op whose rewrite puts this many nodes in a graph makes Inductor's compile
 # of it slow: the inverse-trigonometric rules follow glibc's branchy kernels,
-# 130-400 pointwise nodes each, whose compile with backward took 2-19 s on a
-# 2-core CPU (a product is ~10). The report names such ops.
+# 130-400 pointwise nodes each, whose compile with backward takes 2-4 s on
+# one CPU thread (33-79 s before rules/eager_derivative.py; a product is ~10
+# nodes). The report names such ops.
 SLOW_COMPILE_NODES = 150
 
 
