@@ -153,7 +153,7 @@ class ComplexToRealPass(CustomGraphPass):
         return {"complex_blas_on_cpu": self.complex_blas_on_cpu if dynamo_graph else False,
                 "scalar_pair_loops_on_cpu": self.scalar_pair_loops_on_cpu(),
                 "keep_lone_products": self.lone_products_kept() if dynamo_graph else None,
-                "backward_rewritten": dynamo_graph and backward_is_rewritten()}
+                "backward_rewritten": dynamo_graph and backward_is_rewritten() and not is_body_graph(graph)}
 
     def scalar_pair_loops_on_cpu(self) -> bool:
         """Inductor's CPU loops over pairs stay scalar: the post-grad companion does not
@@ -268,6 +268,16 @@ def backward_is_rewritten() -> bool:
     ``inductor_options()``). Rules may then leave complex math to the backward
     graph (:mod:`.rules.eager_derivative`)."""
     return isinstance(torch._inductor.config.post_grad_custom_pre_pass, PostGradComplexToRealPass)
+
+
+def is_body_graph(graph: torch.fx.Graph) -> bool:
+    """A body of a higher-order op in Dynamo's graph (a ``torch.cond`` branch, a
+    checkpointed region): Dynamo marks only the graph it hands the backend
+    (``dynamo_flat_name_to_original_fqn`` in its module's meta). After autograd
+    those bodies are not the graphs Inductor's post-grad hook gets, so complex
+    math left to their backward would stay complex."""
+    module = graph.owning_module
+    return module is None or "dynamo_flat_name_to_original_fqn" not in getattr(module, "meta", {})
 
 
 def is_backward_graph(graph: torch.fx.Graph) -> bool:

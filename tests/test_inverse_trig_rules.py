@@ -464,3 +464,25 @@ def test_inductor_computes_the_formulas_shared_values_once(monkeypatch):
     with torch._inductor.config.patch(fx_graph_cache=False), torch._functorch.config.patch(enable_autograd_cache=False):
         torch.view_as_real(torch.compile(torch.asin, options=complex_pass.inductor_options())(z)).sum().backward()
     assert 0 < sum(sizes) < 30_000, (len(sizes), sum(sizes))
+
+
+def test_bodies_of_higher_order_ops_keep_autograd_through_the_formulas():
+    """Inductor's post-grad hook gets the top graphs only, not a torch.cond
+    branch's backward: a rule there differentiates its formula (all real), so
+    no complex op is left to Inductor in either graph."""
+
+    def fn(x, flag):
+        z = torch.view_as_complex(x)
+        out = torch.cond(flag, lambda z: torch.asin(z) * 2, lambda z: torch.atan(z) + 1, (z,))
+        return torch.view_as_real(out)
+
+    x = torch.randn(16, 2, generator=torch.Generator().manual_seed(0))
+    complex_pass = ComplexToRealPass(fused_rotary=False, complex_blas_on_cpu=False)
+    for flag in (torch.tensor(True), torch.tensor(False)):
+        eager_x, compiled_x = x.clone().requires_grad_(), x.clone().requires_grad_()
+        fn(eager_x, flag).sum().backward()
+        torch._dynamo.reset()
+        with torch._inductor.config.patch(realize_opcount_threshold=4), count_complex_fallbacks() as fallbacks:
+            torch.compile(fn, options=complex_pass.inductor_options(), fullgraph=True)(compiled_x, flag).sum().backward()
+        torch.testing.assert_close(compiled_x.grad, eager_x.grad, **TOL[torch.complex64])
+        assert fallbacks.beyond_edges == []
