@@ -42,8 +42,9 @@ def register(name: str, value_formula: Callable, derivative: Callable) -> None:
 
 def backward_is_rewritten() -> bool:
     """True where the rule being traced may use :func:`with_eager_derivative`:
-    Dynamo's graph, and the companion rewrites the graphs after autograd (else
-    the backward's complex ops would be left to Inductor's eager fallback)."""
+    Dynamo's top graph (not a ``torch.cond`` branch or checkpointed region),
+    and the companion rewrites the graphs after autograd (else the backward's
+    complex ops would be left to Inductor's eager fallback)."""
     return bool(getattr(current_tracer(), "backward_rewritten", False))
 
 
