@@ -153,7 +153,7 @@ class ComplexToRealPass(CustomGraphPass):
         return {"complex_blas_on_cpu": self.complex_blas_on_cpu if dynamo_graph else False,
                 "scalar_pair_loops_on_cpu": self.scalar_pair_loops_on_cpu(),
                 "keep_lone_products": self.lone_products_kept() if dynamo_graph else None,
-                "backward_rewritten": dynamo_graph and backward_is_rewritten() and not is_body_graph(graph)}
+                "backward_rewritten": dynamo_graph and companion_installed() and not is_body_graph(graph)}
 
     def scalar_pair_loops_on_cpu(self) -> bool:
         """Inductor's CPU loops over pairs stay scalar: the post-grad companion does not
@@ -262,7 +262,7 @@ class PostGradComplexToRealPass(ComplexToRealPass):
                 "keep_lone_products": None if V.aot_compilation else self.lone_products_kept()}
 
 
-def backward_is_rewritten() -> bool:
+def companion_installed() -> bool:
     """Whether the compile running this pass rewrites complex ops after autograd
     too: its ``post_grad_custom_pre_pass`` is the companion (``install()``,
     ``inductor_options()``). Rules may then leave complex math to the backward

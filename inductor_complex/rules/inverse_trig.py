@@ -84,12 +84,9 @@ import math
 import torch
 
 from ..values import real_dtype
-from . import eager_derivative
-from .common import computed_once, differentiated, emit, is_differentiated, magnitude, round_to, stand_in
+from .common import computed_once, is_differentiated, magnitude, round_to, stand_in
 from .log1p import clog_parts, x2y2m1
-from .pair_math import pack, unary_dtype
-from .registry import rule
-from .trig import signed_constant
+from .trig import parts_rule, signed_constant
 
 # ------------------------------------------------------------------ helpers
 
@@ -453,8 +450,8 @@ def _catan_parts(x, y, dtype):
 
 # ------------------------------------------------------------------ rules
 
-# Eager's derivative formulas (derivatives.yaml), on complex g and z, for the
-# backward of eager_derivative's Function.
+# Eager's derivative formulas (derivatives.yaml), on complex g and z: the
+# backward where the companion rewrites it (parts_rule, rules/eager_derivative.py).
 _EAGER_DERIVATIVES = {
     "asin": lambda g, z: g * (-z * z + 1).rsqrt().conj(),
     "acos": lambda g, z: g * -((-z * z + 1).rsqrt()).conj(),
@@ -465,31 +462,9 @@ _EAGER_DERIVATIVES = {
 }
 
 
-def _inverse_rule(name: str, formula):
-    """Register ``name``: ``formula``'s parts, differentiated with eager's
-    formula where the backward graph is rewritten too (:mod:`.eager_derivative`),
-    else by autograd through the formula (its stand-ins kept only then)."""
-    def values_only(x, y, dtype):
-        with differentiated(False):
-            return formula(x, y, dtype)
-
-    eager_derivative.register(name, values_only, _EAGER_DERIVATIVES[name])
-
-    def unary(z, *, out):
-        dtype = unary_dtype(z, out, name)
-        if out.requires_grad and eager_derivative.backward_is_rewritten():
-            return z.with_data(emit(eager_derivative.with_eager_derivative, z.data, name, dtype))
-        with differentiated(out.requires_grad):
-            return pack(*formula(z.re, z.im, dtype), out)
-
-    unary.__name__ = unary.__qualname__ = name
-    unary.__doc__ = formula.__doc__
-    return rule(name)(unary)
-
-
-asinh = _inverse_rule("asinh", _casinh_parts)
-asin = _inverse_rule("asin", _casin_parts)
-acosh = _inverse_rule("acosh", _cacosh_parts)
-acos = _inverse_rule("acos", _cacos_or_vectorized)
-atanh = _inverse_rule("atanh", _catanh)
-atan = _inverse_rule("atan", _catan_parts)
+asinh = parts_rule("asinh", _casinh_parts, _EAGER_DERIVATIVES["asinh"])
+asin = parts_rule("asin", _casin_parts, _EAGER_DERIVATIVES["asin"])
+acosh = parts_rule("acosh", _cacosh_parts, _EAGER_DERIVATIVES["acosh"])
+acos = parts_rule("acos", _cacos_or_vectorized, _EAGER_DERIVATIVES["acos"])
+atanh = parts_rule("atanh", _catanh, _EAGER_DERIVATIVES["atanh"])
+atan = parts_rule("atan", _catan_parts, _EAGER_DERIVATIVES["atan"])

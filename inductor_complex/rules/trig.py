@@ -39,8 +39,9 @@ import math
 import torch
 
 from ..values import real_dtype
+from . import eager_derivative
 from .arith import smith_divide
-from .common import round_to
+from .common import differentiated, emit, round_to
 from .pair_math import ScalarOps, pack, unary_dtype
 from .registry import rule
 from .transcendental import exp as _exp_rule
@@ -195,12 +196,28 @@ def _tanh_parts(a, b, dtype):
     return torch.where(finite, re, re_sp), torch.where(finite, im, im_sp)
 
 
-def parts_rule(name: str, parts):
-    """Register ``name`` as the unary rule ``pack(parts(z.re, z.im, dtype))``."""
+def parts_rule(name: str, parts, derivative=None):
+    """Register ``name`` as the unary rule ``pack(parts(z.re, z.im, dtype))``.
+
+    With ``derivative`` (eager's, ``derivative(g, z)`` on complex tensors), a
+    graph that needs gradients and whose backward the companion rewrites gets
+    :func:`.eager_derivative.with_eager_derivative` instead, and elsewhere
+    ``parts`` is traced for autograd only where the result requires grad."""
+    if derivative is not None:
+        def values_only(x, y, dtype):
+            with differentiated(False):
+                return parts(x, y, dtype)
+
+        eager_derivative.register(name, values_only, derivative)
 
     def unary(z, *, out):
         dtype = unary_dtype(z, out, name)
-        return pack(*parts(z.re, z.im, dtype), out)
+        if derivative is None:
+            return pack(*parts(z.re, z.im, dtype), out)
+        if out.requires_grad and eager_derivative.backward_is_rewritten():
+            return z.with_data(emit(eager_derivative.with_eager_derivative, z.data, name, dtype))
+        with differentiated(out.requires_grad):
+            return pack(*parts(z.re, z.im, dtype), out)
 
     unary.__name__ = unary.__qualname__ = name
     unary.__doc__ = parts.__doc__
