@@ -23,6 +23,7 @@ import torch.fx
 from torch._dispatch.python import no_python_dispatcher
 from torch.fx.experimental.proxy_tensor import make_fx
 
+from .functional_writes import functionalize_fresh_writes
 from .graph_meta import node_call
 from .values import fake_value
 
@@ -45,6 +46,7 @@ def decomposition(node: Node, fake_mode, grad_enabled: bool) -> torch.fx.GraphMo
     except Exception:  # noqa: BLE001 - an op the trace cannot take stays as it is
         return None
     _scalar_constants_as_factories(traced)
+    functionalize_fresh_writes(traced.graph)  # (stft's transpose_ of its spectrum)
     calls = [n for n in traced.graph.nodes if n.op not in ("placeholder", "output")]
     if not calls or any(not _is_aten_call(n) for n in calls):
         return None
