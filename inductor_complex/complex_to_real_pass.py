@@ -30,6 +30,7 @@ from .pair_planes import compute_pairs_in_planes
 from .report import COUNTER, Report
 from .rewrite import ComplexRewriter, GraphLeftUnchanged, graph_has_complex
 from .rotary.pattern import fuse_rotary_sites
+from .spectrum_bins import fold_spectrum_slices
 from .rotary.table_edges import read_complex_tables
 from .targets import unwrap_edge_ops
 
@@ -84,19 +85,31 @@ class ComplexToRealPass(CustomGraphPass):
             (:mod:`.lone_products`); where they vectorize, unless planes are
             asked for everywhere, such products of complex128 inputs do (their
             float64 parts take no plane).
+        real_ffts: compute ``_fft_r2c``, ``_fft_c2c`` and ``_fft_c2r`` (what
+            every ``torch.fft`` function, ``stft`` and ``istft`` become in aten
+            graphs) as products with real DFT bases held as constants
+            (:mod:`.rules.fft`), for runtimes that have no FFT on real pairs
+            (AOTInductor packages for ExecuTorch's CUDA backend, TensorRT).
+            ``False`` (default) keeps FFT kernels, faster at size. Bases grow as
+            ``n^2``: longer transforms than ``rules.dft_bases.MAX_BASIS_ELEMENTS``
+            allows stay FFTs. Dynamo's graphs call the ``torch.fft`` functions
+            themselves, which stay FFTs before autograd either way.
     """
 
     lowers_to_aten = False  # see PostGradComplexToRealPass
 
     def __init__(self, *, fused_rotary: bool | None = None, complex_blas_on_cpu: bool | None = None,
-                 planes_on_cpu: bool | None = None):
+                 planes_on_cpu: bool | None = None, real_ffts: bool = False):
         for name, value in (("fused_rotary", fused_rotary), ("complex_blas_on_cpu", complex_blas_on_cpu),
                             ("planes_on_cpu", planes_on_cpu)):
             if value is not None and not isinstance(value, bool):  # 0 == False: not an option
                 raise TypeError(f"{name} must be None, True or False, got {value!r}")
+        if not isinstance(real_ffts, bool):
+            raise TypeError(f"real_ffts must be True or False, got {real_ffts!r}")
         self.fused_rotary = fused_rotary
         self.complex_blas_on_cpu = complex_blas_on_cpu
         self.planes_on_cpu = planes_on_cpu
+        self.real_ffts = real_ffts
         if fused_rotary is not False:
             # Register the kernel ops now: a compile served from Inductor's caches
             # calls them without running the pass, which would have imported them.
@@ -109,7 +122,7 @@ class ComplexToRealPass(CustomGraphPass):
         # The same rewrite after autograd (``enable()`` installs both); its
         # reports are those of the forward and backward aten graphs.
         self.post_grad = None if self.lowers_to_aten else PostGradComplexToRealPass(
-            complex_blas_on_cpu=complex_blas_on_cpu, planes_on_cpu=planes_on_cpu)
+            complex_blas_on_cpu=complex_blas_on_cpu, planes_on_cpu=planes_on_cpu, real_ffts=real_ffts)
         # and the fused rotary sites' tables, on the graph autograd traced before it
         # is split into forward and backward.
         self.joint = None if self.lowers_to_aten else JointGraphTables()
@@ -121,7 +134,7 @@ class ComplexToRealPass(CustomGraphPass):
 
     def options(self) -> dict:
         return {"fused_rotary": self.fused_rotary, "complex_blas_on_cpu": self.complex_blas_on_cpu,
-                "planes_on_cpu": self.planes_on_cpu}
+                "planes_on_cpu": self.planes_on_cpu, "real_ffts": self.real_ffts}
 
     def inductor_options(self) -> dict:
         """``torch.compile(model, options=p.inductor_options())``: this pass
@@ -153,7 +166,11 @@ class ComplexToRealPass(CustomGraphPass):
         return {"complex_blas_on_cpu": self.complex_blas_on_cpu if dynamo_graph else False,
                 "scalar_pair_loops_on_cpu": self.scalar_pair_loops_on_cpu(),
                 "keep_lone_products": self.lone_products_kept() if dynamo_graph else None,
-                "backward_rewritten": dynamo_graph and companion_installed() and not is_body_graph(graph)}
+                "backward_rewritten": dynamo_graph and companion_installed() and not is_body_graph(graph),
+                # (Dynamo's graphs leave their FFTs to the post-grad companion: AOTAutograd
+                # has taken the module's buffers before this hook, so no basis could be one)
+                "real_ffts": self.real_ffts and not dynamo_graph,
+                "constants_as_pairs": not dynamo_graph and V.aot_compilation}
 
     def scalar_pair_loops_on_cpu(self) -> bool:
         """Inductor's CPU loops over pairs stay scalar: the post-grad companion does not
@@ -191,6 +208,8 @@ class ComplexToRealPass(CustomGraphPass):
                 return
             unwrap_edge_ops(graph)  # ExecuTorch's Edge programs, as its AOTInductor backends hand them over
             fuse_rotary_sites(graph, report, self.fused_rotary)
+            if self.real_ffts:
+                fold_spectrum_slices(graph)
             walk_starts = len(report.decisions)  # the fused sites stay fused if the walk is undone
             rewriter = ComplexRewriter(graph, report, **self._rewriter_options(graph))
             rewriter.run()
@@ -229,13 +248,15 @@ class PostGradComplexToRealPass(ComplexToRealPass):
 
     lowers_to_aten = True
 
-    def __init__(self, *, complex_blas_on_cpu: bool | None = None, planes_on_cpu: bool | None = None):
+    def __init__(self, *, complex_blas_on_cpu: bool | None = None, planes_on_cpu: bool | None = None,
+                 real_ffts: bool = False):
         # (rotary sites are fused before autograd)
-        super().__init__(fused_rotary=False, complex_blas_on_cpu=complex_blas_on_cpu, planes_on_cpu=planes_on_cpu)
+        super().__init__(fused_rotary=False, complex_blas_on_cpu=complex_blas_on_cpu, planes_on_cpu=planes_on_cpu,
+                         real_ffts=real_ffts)
 
     def __repr__(self) -> str:
         return (f"PostGradComplexToRealPass(complex_blas_on_cpu={self.complex_blas_on_cpu!r}, "
-                f"planes_on_cpu={self.planes_on_cpu!r})")
+                f"planes_on_cpu={self.planes_on_cpu!r}, real_ffts={self.real_ffts!r})")
 
     def __call__(self, graph: torch.fx.Graph) -> None:
         super().__call__(graph)
@@ -259,7 +280,8 @@ class PostGradComplexToRealPass(ComplexToRealPass):
         return {"keep_writes": True, "keep_returned": not is_backward_graph(graph),
                 "complex_blas_on_cpu": False if V.aot_compilation else self.complex_blas_on_cpu,
                 "scalar_pair_loops_on_cpu": V.aot_compilation or self.scalar_pair_loops_on_cpu(),
-                "keep_lone_products": None if V.aot_compilation else self.lone_products_kept()}
+                "keep_lone_products": None if V.aot_compilation else self.lone_products_kept(),
+                "real_ffts": self.real_ffts}
 
 
 def companion_installed() -> bool:

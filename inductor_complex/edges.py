@@ -117,6 +117,11 @@ class Edges:
             self.rw.moved.append((value, value.next))
             before.prepend(value)
         conj, neg = bits_of(fake_value(value))
+        if self.rw.constants_as_pairs and value.op == "get_attr" and not self._written(value):
+            # AOTInductor packages what the graph reads: the pair itself, not the
+            # complex tensor and a view_as_real call in the package's C++.
+            self.entries[value] = Held(self._pairs_constant(value, before))
+            return self.entries[value]
         if self._written_later_with_grad(value, before) or self._needs_grad_at(value, before):
             # A view made under no_grad whose base is then written with grad
             # cannot be read any more (autograd refuses it); eager reads the
@@ -143,6 +148,17 @@ class Edges:
         self.renewed_after.pop(value, None)
         self.entries[value] = Held(view, conj, neg)
         return self.entries[value]
+
+    def _written(self, value: Node) -> bool:
+        return any(isinstance(w, torch.Tensor) and shares_storage(w, fake_value(value)) for w in self.rw.written)
+
+    def _pairs_constant(self, value: Node, before: Node) -> Node:
+        """A constant of the module holding ``value``'s pairs (eager's values: lazy bits
+        resolved), read where the graph starts. The complex attribute is left as it is."""
+        tensor = _attribute(self.graph.owning_module, value.target)
+        pairs = torch.view_as_real(tensor.detach().resolve_conj().resolve_neg()).clone()
+        with self.graph.inserting_before(before):
+            return self.rw.tracer.constant(pairs, f"{value.target.replace('.', '_')}_pairs").node
 
     def renew_entries_written_by(self, node: Node) -> None:
         """Entry views of what ``node`` writes with grad are made again after it.
@@ -278,7 +294,8 @@ class Edges:
         if ours is not None and None not in ours and not strides.layout_differs(ours, eager, all_dims=all_dims):
             return node
         extra = (2,) if pair else ()  # the pair dim stays innermost
-        if strides.is_static([*eager.shape, *eager.stride()]):
+        dense_permutation = self.rw.portable_forms and strides.dense_order(eager) is not None
+        if strides.is_static([*eager.shape, *eager.stride()]) and not dense_permutation:
             size = (*eager.shape, *extra)
             stride = (*(2 * s for s in eager.stride()), 1) if pair else tuple(eager.stride())
             target = self._make(torch.empty_strided, size, stride, before=before, modes_of=before,
@@ -694,3 +711,9 @@ def _tensors(value: Any) -> list:
     if isinstance(value, (list, tuple)):
         return [v for v in value if isinstance(v, torch.Tensor)]
     return [value] if isinstance(value, torch.Tensor) else []
+
+
+def _attribute(module: torch.nn.Module, target: str):
+    for name in target.split("."):
+        module = getattr(module, name)
+    return module

@@ -19,10 +19,12 @@ import warnings
 import torch
 import torch.fx
 from torch.export import ExportedProgram
-from torch.export.graph_signature import ExportGraphSignature, InputKind, OutputKind, TensorArgument
+from torch.export.graph_signature import ExportGraphSignature, InputKind, InputSpec, OutputKind, TensorArgument
 
 from .complex_to_real_pass import ComplexToRealPass
 from .core_aten import core_aten_decompositions
+from .functional_writes import functionalize_fresh_writes
+from .real_inputs import with_input_checks
 from .values import fake_value
 
 log = logging.getLogger(__name__)
@@ -41,16 +43,20 @@ class ExportedProgramPass(ComplexToRealPass):
 
     lowers_to_aten = True
 
-    def __init__(self, *, fused_rotary: bool = False):
-        super().__init__(fused_rotary=fused_rotary, complex_blas_on_cpu=False)  # no runtime of theirs runs complex
+    def __init__(self, *, fused_rotary: bool = False, real_ffts: bool = True):
+        super().__init__(fused_rotary=fused_rotary, complex_blas_on_cpu=False,  # no runtime of theirs runs complex
+                         real_ffts=real_ffts)
         self.post_grad = None
+
+    def _rewriter_options(self, graph: torch.fx.Graph) -> dict:
+        return {**super()._rewriter_options(graph), "portable_forms": True}
 
     def aten_decompositions(self) -> dict:
         return core_aten_decompositions()
 
 
 def rewrite_exported_program(ep: ExportedProgram, *, signature: str = "keep", fused_rotary: bool = False,
-                             complex128_as_float32: bool = False) -> ExportedProgram:
+                             complex128_as_float32: bool = False, real_ffts: bool | None = None) -> ExportedProgram:
     """A new program computing what ``ep`` computes, with no complex value inside.
 
     ``signature="keep"``: complex user inputs and outputs keep their dtype
@@ -61,6 +67,13 @@ def rewrite_exported_program(ep: ExportedProgram, *, signature: str = "keep", fu
     ``complex128_as_float32``: every complex128 and float64 value, input,
     output and weight becomes complex64/float32 (for runtimes without
     doubles, as Torch-TensorRT's ``truncate_double``), with a warning.
+    ``real_ffts``: FFTs (every ``torch.fft`` function, ``stft``, ``istft``) as
+    products with real DFT bases, held as constants of the program, for
+    runtimes without an FFT on real pairs (ExecuTorch, TensorRT). ``None``
+    (default): each FFT whose bases fit ``rules.dft_bases.MAX_BASIS_ELEMENTS``
+    (bases grow as n^2: up to length 2048 complex, 4095 real), longer ones
+    stay FFTs with a warning; ``True``: every one, else :class:`ValueError`
+    naming it; ``False``: none (a runtime with FFT kernels on complex tensors).
     Ops the pass cannot rewrite exactly stay complex, with a warning naming them.
     """
     if not isinstance(ep, ExportedProgram):
@@ -70,14 +83,22 @@ def rewrite_exported_program(ep: ExportedProgram, *, signature: str = "keep", fu
     for option, value in (("fused_rotary", fused_rotary), ("complex128_as_float32", complex128_as_float32)):
         if not isinstance(value, bool):
             raise TypeError(f"{option} must be True or False, got {value!r}")
+    if real_ffts is not None and not isinstance(real_ffts, bool):
+        raise TypeError(f"real_ffts must be None, True or False, got {real_ffts!r}")
     program = ep.run_decompositions()  # a program of its own, in Core ATen
     graph = program.graph_module.graph
     state_dict, constants = dict(program.state_dict), dict(program.constants)
     real_inputs = _real_placeholders(program, graph, state_dict, constants, signature)
     real_outputs = _real_outputs(program, graph, signature)
-    graph_pass = ExportedProgramPass(fused_rotary=fused_rotary)
+    graph_pass = ExportedProgramPass(fused_rotary=fused_rotary, real_ffts=real_ffts is not False)
     graph_pass(graph)
+    kept = [d for d in graph_pass.last_report.decisions if d.action in ("kept", "bridged")]
+    if real_ffts:
+        _require_real_ffts(kept)
+    writes_left = functionalize_fresh_writes(graph)
+    _int64_indices(graph)
     graph.eliminate_dead_code()
+    input_specs = _lifted_constants(program.graph_module, program.graph_signature.input_specs, constants)
     program.graph_module.recompile()
     if complex128_as_float32:
         warnings.warn(
@@ -85,16 +106,81 @@ def rewrite_exported_program(ep: ExportedProgram, *, signature: str = "keep", fu
             "in float32 (about 7 significant digits instead of 16, magnitudes up to 3e38 instead of 1e308)",
             stacklevel=2)
         _truncate_doubles(graph, state_dict, constants)
-    signature_after = _renamed_outputs(program.graph_signature, graph)
-    rewritten = program._update(program.graph_module, signature_after, state_dict=state_dict, constants=constants)
-    rewritten = rewritten.run_decompositions(core_aten_decompositions())  # what the rules emit outside Core ATen
+    signature_after = _renamed_outputs(ExportGraphSignature(input_specs, program.graph_signature.output_specs), graph)
+    try:
+        rewritten = program._update(program.graph_module, signature_after, state_dict=state_dict, constants=constants)
+        rewritten = rewritten.run_decompositions(core_aten_decompositions())  # what the rules emit outside Core ATen
+    except Exception as error:  # a valid program in, a valid program out
+        left = ", ".join(sorted({str(n.target) for n in writes_left})) or "none"
+        warnings.warn(
+            f"inductor_complex: the rewritten program is not a valid exported program ({type(error).__name__}: "
+            f"{str(error).splitlines()[0] if str(error) else ''}; in-place writes left: {left}); "
+            "returning the program unrewritten, its complex ops kept", stacklevel=2)
+        return ep.run_decompositions(core_aten_decompositions())
     custom = rewritten.graph_module.meta.setdefault("custom", {})
     custom[REAL_SIGNATURE_KEY] = {"inputs": real_inputs, "outputs": real_outputs}
-    kept = [d for d in graph_pass.last_report.decisions if d.action in ("kept", "bridged")]
+    rewritten = with_input_checks(rewritten, real_inputs)
     if kept:
         log.warning("inductor_complex: %d ops stay complex in the exported program: %s",
                     len(kept), "; ".join(f"{d.op} ({d.reason})" for d in kept))
     return rewritten
+
+
+_FFTS = ("_fft_r2c", "_fft_c2c", "_fft_c2r")
+_INDEXING = (torch.ops.aten.index_put.default, torch.ops.aten.index.Tensor)
+
+
+def _int64_indices(graph: torch.fx.Graph) -> None:
+    """int32 index tensors of ``index_put``/``index`` read as int64: the same
+    elements, and ONNX's ScatterND and GatherND take int64 only (torch.onnx
+    passes int32 on, and onnxruntime refuses the model). ``istft``'s overlap-add
+    indexes with an int32 ``arange``."""
+    for node in graph.find_nodes(op="call_function", target=_INDEXING[0]) + graph.find_nodes(
+            op="call_function", target=_INDEXING[1]):
+        indices = list(node.args[1])
+        for i, index in enumerate(indices):
+            value = fake_value(index)
+            if isinstance(value, torch.Tensor) and value.dtype == torch.int32:
+                with graph.inserting_before(node):
+                    indices[i] = graph.call_function(torch.ops.aten._to_copy.default, (index,), {"dtype": torch.int64})
+                with value.fake_mode:
+                    indices[i].meta["val"] = value.to(torch.int64)
+        node.args = (node.args[0], indices, *node.args[2:])
+
+
+def _require_real_ffts(kept) -> None:
+    ffts = [d for d in kept if any(name in d.op for name in _FFTS)]
+    if ffts:
+        raise ValueError("rewrite_exported_program(real_ffts=True): these FFTs stay complex: "
+                         + "; ".join(f"{d.op} ({d.reason})" for d in ffts)
+                         + ". real_ffts=None keeps them as FFT kernels with a warning")
+
+
+def _lifted_constants(module: torch.fx.GraphModule, input_specs, constants: dict) -> list:
+    """Tensors the rules made attributes of the module (DFT bases) as the
+    program's constants: one placeholder of kind CONSTANT_TENSOR each, before
+    the user inputs, as torch.export lifts a module's own tensor constants."""
+    graph = module.graph
+    specs = list(input_specs)
+    reads: dict[str, list[Node]] = {}
+    for node in graph.find_nodes(op="get_attr"):
+        if isinstance(getattr(module, node.target, None), torch.Tensor):
+            reads.setdefault(node.target, []).append(node)
+    at = next((i for i, spec in enumerate(specs) if spec.kind == InputKind.USER_INPUT), len(specs))
+    for name, nodes in reads.items():
+        placeholders = graph.find_nodes(op="placeholder")
+        with graph.inserting_before(placeholders[at]) if at < len(placeholders) else graph.inserting_after(
+                placeholders[-1] if placeholders else None):
+            placeholder = graph.placeholder(f"c{name}")
+        placeholder.meta = dict(nodes[0].meta)
+        for node in nodes:
+            node.replace_all_uses_with(placeholder)
+            graph.erase_node(node)
+        constants[name] = getattr(module, name)
+        delattr(module, name)
+        specs.insert(at, InputSpec(kind=InputKind.CONSTANT_TENSOR, arg=TensorArgument(name=placeholder.name), target=name))
+        at += 1
+    return specs
 
 
 def real_signature(program: ExportedProgram) -> dict[str, list[int]]:

@@ -159,8 +159,27 @@ class FakeRecordingTracer(torch.fx.proxy.GraphAppendingTracer):
     def create_node(self, kind, target, args, kwargs, name=None, type_expr=None):
         node = super().create_node(kind, target, args, kwargs, name, type_expr)
         self.on_create(node)
-        record_fake_value(node, self.origin, self.fake_mode, self.key, self.grad_enabled)
+        if kind == "get_attr":
+            node.meta[self.key] = self.fake_mode.from_tensor(getattr(self.graph.owning_module, target), static_shapes=True)
+        else:
+            record_fake_value(node, self.origin, self.fake_mode, self.key, self.grad_enabled)
         return node
+
+    def constant(self, value: torch.Tensor, name: str) -> torch.fx.Proxy:
+        """``value`` held by the graph's module and read with ``get_attr``: one
+        attribute per ``name``, which must say what the value is (a basis's sizes).
+        Each door makes such attributes what its runtime holds as constants."""
+        module = self.graph.owning_module
+        if module is None:
+            raise RuntimeError("the graph has no module to hold a constant")
+        held = getattr(module, name, None)
+        if held is None:
+            # A buffer, not a plain attribute: AOTAutograd lifts a module's buffers
+            # into its graphs' inputs (a plain tensor would meet its fake mode real).
+            module.register_buffer(name, value, persistent=False)
+        elif not (isinstance(held, torch.Tensor) and held.shape == value.shape and held.dtype == value.dtype):
+            raise RuntimeError(f"the graph's module holds another {name!r}")
+        return self.create_proxy("get_attr", name, (), {})
 
 
 # Layout facts about fake values, proven without guarding a symbolic size (a guard

@@ -33,7 +33,7 @@ from .graph_modes import ambient_modes, modes_by_node
 from .mutation import mutates, mutates_metadata, shares_storage, storage_key, written_args
 from .report import Report
 from .rotary.table_edges import complex_table_read
-from .rules import LAZY_BITS, RULES, Unsupported, eager_derivative
+from .rules import DFT_RULES, LAZY_BITS, RULES, Unsupported, eager_derivative
 from .rules.common import tracing_into
 from .rules.registry import toggle_conj, toggle_neg
 from .targets import describe_target, normalize
@@ -66,8 +66,19 @@ class ComplexRewriter:
     def __init__(self, graph: torch.fx.Graph, report: Report | None = None, *,
                  keep_writes: bool = False, keep_returned: bool = False, complex_blas_on_cpu: bool | None = False,
                  scalar_pair_loops_on_cpu: bool = False, keep_lone_products: str | None = None,
-                 backward_rewritten: bool = False):
+                 backward_rewritten: bool = False, real_ffts: bool = False, portable_forms: bool = False,
+                 constants_as_pairs: bool = False):
         self.graph = graph
+        # Complex constants the graph reads (get_attr) and never writes become
+        # constants holding their pairs: AOTInductor's frozen packages.
+        self.constants_as_pairs = constants_as_pairs
+        # Forms for runtimes beyond Inductor (exported programs): eager's strides,
+        # where a value must take them, made with permute and clone rather than
+        # empty_strided and copy_ (their runtimes hold dim orders, not strides;
+        # ExecuTorch has no empty_strided), and pair parts joined by cat (values.py).
+        self.portable_forms = portable_forms
+        # FFTs become products with real DFT bases (rules/fft.py) only where asked.
+        self.real_ffts = real_ffts
         # Complex matrix products on CPU go to eager's complex BLAS on the pairs
         # (measured faster, see :mod:`.eager_kernels`): all (True), the large
         # ones (None) or none (False); torch.compile's graphs only.
@@ -90,6 +101,7 @@ class ComplexRewriter:
         self.modes = modes_by_node(graph, ambient_modes(self.tracks_grad))
         self.tracer = FakeRecordingTracer(graph, self.fake_mode, self.meta_key)
         self.tracer.on_create = self._created
+        self.tracer.portable_forms = portable_forms
         # Read by rules whose best CPU form depends on whether Inductor's pair loops
         # there are scalar (planes off) or vectorized in planes (rules/arith.py).
         self.tracer.scalar_pair_loops_on_cpu = scalar_pair_loops_on_cpu
@@ -262,6 +274,8 @@ class ComplexRewriter:
             self._keep(node, op, "a data-dependent size: rewritten, it would make a size symbol the graph does not bind")
             return
         rule = RULES.get(call.name) if call else None
+        if rule is None and call and self.real_ffts:
+            rule = DFT_RULES.get(call.name)
         if self.keep_writes and written_args(node):
             self._keep(node, op, "an in-place write in a functional aten graph (Inductor's copy_ into a mutated input)")
             return

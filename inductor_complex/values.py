@@ -118,15 +118,30 @@ def negate_part(data: torch.fx.Proxy, part: int) -> torch.fx.Proxy:
     AOTAutograd's partitioner saves, rather than recomputes, an op whose output
     is 4x smaller than its inputs (an int64 index was 8x), and a saved [2] mask
     is a kernel (a launch, on a GPU) and a buffer of its own in a training
-    step's forward. (Not int8 or int16: ONNX has no int8 Range, TensorRT no int16.)"""
+    step's forward. (Not int8 or int16: ONNX has no int8 Range, TensorRT no int16.)
+
+    For other runtimes (exported programs) the parts are concatenated: ExecuTorch's
+    XNNPACK partitioner finds dependency cycles around such a ``where``."""
+    if _portable(data):
+        parts = [data[..., 0:1], data[..., 1:2]]
+        parts[part] = -parts[part]
+        return torch.cat(parts, -1)
     return torch.where(_pair_index(data) == part, -data, data)
 
 
 def select_parts(re: torch.fx.Proxy, im: torch.fx.Proxy) -> torch.fx.Proxy:
     """Pair data from two parts of one shape, as a pointwise select on the pair
     index (not a stack: see :func:`negate_part`). Each element computes both
-    parts' expressions, so this is for cheap ones."""
+    parts' expressions, so this is for cheap ones. (A stack for exported
+    programs: see :func:`negate_part`.)"""
+    if _portable(re):
+        return torch.stack((re, im), -1)
     return torch.where(_pair_index(re) == 0, re.unsqueeze(-1), im.unsqueeze(-1))
+
+
+def _portable(like: torch.fx.Proxy) -> bool:
+    """Whether the graph being traced is for runtimes beyond Inductor (the rewriter's ``portable_forms``)."""
+    return getattr(getattr(like, "tracer", None), "portable_forms", False)
 
 
 def _pair_index(like: torch.fx.Proxy) -> torch.fx.Proxy:

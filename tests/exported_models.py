@@ -97,6 +97,133 @@ class ComplexMLP(nn.Module):
         return (z @ self.w2).real
 
 
+class Llama4RotaryEmbedding(nn.Module):
+    """Hugging Face's Llama 4 rotary table: polar of ``inv_freq @ position_ids``
+    (transposed, so not contiguous) times an attention scaling, under no_grad
+    and autocast off, then applied to q as Meta's reference does."""
+
+    def __init__(self, dim=16, scaling=1.25):
+        super().__init__()
+        self.register_buffer("inv_freq", 1.0 / (500000 ** (torch.arange(0, dim, 2).float() / dim)), persistent=False)
+        self.attention_scaling = scaling
+
+    @torch.no_grad()
+    def table(self, x, position_ids):
+        inv_freq = self.inv_freq[None, :, None].float().expand(position_ids.shape[0], -1, 1)
+        with torch.autocast(device_type=x.device.type, enabled=False):
+            freqs = (inv_freq.to(x.device) @ position_ids[:, None, :].float()).transpose(1, 2)
+            return torch.polar(torch.ones_like(freqs), freqs) * self.attention_scaling
+
+    def forward(self, q, position_ids):
+        freqs_cis = self.table(q, position_ids)
+        qc = torch.view_as_complex(q.float().reshape(*q.shape[:-1], -1, 2))
+        return torch.view_as_real(qc * freqs_cis[:, :, None, :]).flatten(3).type_as(q)
+
+
+class StftMask(nn.Module):
+    """Speech enhancement: STFT, a complex mask made from the magnitude
+    (``complex(tanh(a), tanh(b))``), ISTFT."""
+
+    def __init__(self, n_fft=16, hop=4):
+        super().__init__()
+        bins = n_fft // 2 + 1
+        self.n_fft, self.hop = n_fft, hop
+        self.register_buffer("window", torch.hann_window(n_fft))
+        self.a, self.b = nn.Conv1d(bins, bins, 1), nn.Conv1d(bins, bins, 1)
+
+    def forward(self, x):
+        spec = torch.stft(x, self.n_fft, self.hop, window=self.window, return_complex=True)
+        mag = spec.abs()
+        mask = torch.complex(torch.tanh(self.a(mag)), torch.tanh(self.b(mag)))
+        return torch.istft(spec * mask, self.n_fft, self.hop, window=self.window, length=x.shape[-1])
+
+
+class VocosHead(nn.Module):
+    """Vocos' ISTFT head: magnitude and phase from a linear layer, ``mag * (cos + 1j sin)``, ISTFT."""
+
+    def __init__(self, dim=8, n_fft=16, hop=4):
+        super().__init__()
+        self.n_fft, self.hop = n_fft, hop
+        self.out = nn.Linear(dim, n_fft + 2)
+        self.register_buffer("window", torch.hann_window(n_fft))
+
+    def forward(self, x):
+        mag, phase = self.out(x).transpose(1, 2).chunk(2, dim=1)
+        spectrum = torch.exp(mag).clip(max=1e2) * (torch.cos(phase) + 1j * torch.sin(phase))
+        return torch.istft(spectrum, self.n_fft, self.hop, self.n_fft, window=self.window, center=True)
+
+
+class SpectralConv2d(nn.Module):
+    """neuraloperator's FNO layer: rfft2, the lowest modes (both ends of the first
+    transformed dim) times complex weights, written into a zero spectrum, irfft2."""
+
+    def __init__(self, channels=3, modes=(3, 4)):
+        super().__init__()
+        self.modes = modes
+        scale = 1 / channels**2
+        self.w1 = nn.Parameter(scale * torch.randn(channels, channels, *modes, dtype=torch.complex64))
+        self.w2 = nn.Parameter(scale * torch.randn(channels, channels, *modes, dtype=torch.complex64))
+
+    def forward(self, x):
+        m1, m2 = self.modes
+        x_ft = torch.fft.rfft2(x)
+        out_ft = torch.zeros(*x.shape[:2], x.shape[-2], x.shape[-1] // 2 + 1, dtype=torch.complex64, device=x.device)
+        out_ft[:, :, :m1, :m2] = torch.einsum("bixy,ioxy->boxy", x_ft[:, :, :m1, :m2], self.w1)
+        out_ft[:, :, -m1:, :m2] = torch.einsum("bixy,ioxy->boxy", x_ft[:, :, -m1:, :m2], self.w2)
+        return torch.fft.irfft2(out_ft, s=x.shape[-2:])
+
+
+class GlobalFilter(nn.Module):
+    """GFNet's global filter: an orthonormal rfft2 times a complex weight (held as pairs), irfft2."""
+
+    def __init__(self, h=6, w=8, dim=4):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(h, w // 2 + 1, dim, 2) * 0.02)
+
+    def forward(self, x):  # [B, H, W, C]
+        spectrum = torch.fft.rfft2(x, dim=(1, 2), norm="ortho") * torch.view_as_complex(self.weight)
+        return torch.fft.irfft2(spectrum, s=x.shape[1:3], dim=(1, 2), norm="ortho")
+
+
+class FFTConv(nn.Module):
+    """S4D's and Hyena's long convolution: rfft of signal and kernel padded to 2L, product, irfft, first L."""
+
+    def __init__(self, channels=3, length=12):
+        super().__init__()
+        self.kernel = nn.Parameter(torch.randn(channels, length) / length)
+
+    def forward(self, u):  # [B, C, L]
+        length = u.shape[-1]
+        k_f = torch.fft.rfft(self.kernel, n=2 * length)
+        u_f = torch.fft.rfft(u.to(self.kernel.dtype), n=2 * length)
+        return torch.fft.irfft(u_f * k_f, n=2 * length)[..., :length] + u
+
+
+class LogPowerSpectrum(nn.Module):
+    """Whisper's front end: STFT, ``abs() ** 2``, log."""
+
+    def __init__(self, n_fft=16, hop=4):
+        super().__init__()
+        self.n_fft, self.hop = n_fft, hop
+        self.register_buffer("window", torch.hann_window(n_fft))
+
+    def forward(self, x):
+        spectrum = torch.stft(x, self.n_fft, self.hop, window=self.window, return_complex=True)
+        return torch.clamp(spectrum[..., :-1].abs() ** 2, min=1e-10).log10()
+
+
+def fft_models() -> dict:
+    """The FFT programs: stft/istft and torch.fft with math on the spectrum."""
+    return {
+        "stft_mask": (StftMask(), (torch.randn(2, 64),), None),
+        "vocos_head": (VocosHead(), (torch.randn(1, 10, 8),), None),
+        "fno_spectral_conv": (SpectralConv2d(), (torch.randn(2, 3, 8, 10),), None),
+        "gfnet_filter": (GlobalFilter(), (torch.randn(2, 6, 8, 4),), None),
+        "fft_conv": (FFTConv(), (torch.randn(2, 3, 12),), None),
+        "log_power_spectrum": (LogPowerSpectrum(), (torch.randn(2, 48),), None),
+    }
+
+
 def models() -> dict:
     length = Dim("length", min=2, max=32)
     return {
@@ -106,4 +233,6 @@ def models() -> dict:
         "complex_in_out": (ComplexInComplexOut(), (torch.randn(4, 6, dtype=torch.complex64),), ({0: Dim("batch", max=64)},)),
         "s4d_kernel": (S4DKernel(), (torch.randn(2, 3, 7),), ({2: length},)),
         "complex_mlp": (ComplexMLP(), (torch.randn(5, 8),), None),
+        "llama4_rope": (Llama4RotaryEmbedding(), (torch.randn(2, 5, 2, 16), torch.arange(5).repeat(2, 1)), None),
+        **fft_models(),
     }

@@ -80,16 +80,21 @@ COMPLEX_IN_CPP = re.compile(r"complex|view_as_real", re.IGNORECASE)
 
 
 def test_aoti_package_of_a_rewritten_program_holds_nothing_complex(tmp_path):
-    # The pass alone leaves the complex buffer read through libtorch's
-    # view_as_real; the rewritten program stores it as a real pair.
+    # Through the hook, the complex buffer becomes a constant of its pairs (no
+    # complex constant read through libtorch's view_as_real), as in the rewritten program.
     from exported_models import models
 
     model, args, dynamic_shapes = models()["llama_rope"]
     exported = torch.export.export(model, args, dynamic_shapes=dynamic_shapes)
-    with_pass = torch._inductor.aoti_compile_and_package(
-        exported, package_path=str(tmp_path / "with_pass.pt2"),
-        inductor_configs={"pre_grad_custom_pass": inductor_complex.ComplexToRealPass()})
-    assert COMPLEX_IN_CPP.search(_package_sources(with_pass))
+    complex_pass = inductor_complex.ComplexToRealPass()
+    with count_complex_fallbacks() as fallbacks:
+        with_pass = torch._inductor.aoti_compile_and_package(
+            exported, package_path=str(tmp_path / "with_pass.pt2"), inductor_configs={"pre_grad_custom_pass": complex_pass})
+    assert fallbacks.ops == []
+    assert not COMPLEX_IN_CPP.search(_package_sources(with_pass).replace("inductor_complex", ""))
+    assert model.freqs_cis.is_complex()  # (the model's own buffer is left as it was)
+    assert exported.state_dict["freqs_cis"].is_complex()
+    torch.testing.assert_close(torch._inductor.aoti_load_package(with_pass)(*args), model(*args), rtol=1e-5, atol=1e-5)
     rewritten = inductor_complex.rewrite_exported_program(exported)
     with count_complex_fallbacks() as fallbacks:
         package = torch._inductor.aoti_compile_and_package(rewritten, package_path=str(tmp_path / "rewritten.pt2"))

@@ -6,6 +6,7 @@ from . import (  # noqa: F401
     construct,
     conv,
     creation,
+    fft,
     indexing,
     inplace,
     inverse_trig,
@@ -25,6 +26,6 @@ from . import (  # noqa: F401
     trig,
 )
 from . import copies, foreach  # noqa: F401  (last: they reuse the rules above)
-from .registry import LAZY_BITS, RULES, Unsupported, rule
+from .registry import DFT_RULES, LAZY_BITS, RULES, Unsupported, rule
 
-__all__ = ["LAZY_BITS", "RULES", "Unsupported", "rule"]
+__all__ = ["DFT_RULES", "LAZY_BITS", "RULES", "Unsupported", "rule"]

@@ -14,6 +14,11 @@ from typing import Callable
 
 RULES: dict[str, Callable] = {}
 
+# FFTs computed as products with real DFT bases (rules/fft.py): a choice, not a
+# rewrite every graph wants (an FFT kernel is faster at size), so the pass
+# looks here only where asked to (``real_ffts``).
+DFT_RULES: dict[str, Callable] = {}
+
 # Ops that eager lets a lazy conj/neg bit pass through (views, and ops that
 # return their input): name → how the bits of the input become the result's.
 # Such a rule is pure data movement, so on a value held with bits it runs on
@@ -49,17 +54,18 @@ class Unsupported(Exception):
     """This rule does not apply to these arguments; the message says why."""
 
 
-def rule(*names: str, lazy_bits: Callable | None = None):
+def rule(*names: str, lazy_bits: Callable | None = None, table: dict[str, Callable] = RULES):
     """Register the decorated function as the rule for each canonical name.
 
     ``lazy_bits``: the op passes eager's lazy bits on (see :data:`LAZY_BITS`).
+    ``table``: :data:`RULES`, or :data:`DFT_RULES` for the FFTs.
     """
 
     def register(fn: Callable) -> Callable:
         for name in names:
-            if name in RULES:
-                raise ValueError(f"two rules for {name!r}: {RULES[name].__name__} and {fn.__name__}")
-            RULES[name] = fn
+            if name in table:
+                raise ValueError(f"two rules for {name!r}: {table[name].__name__} and {fn.__name__}")
+            table[name] = fn
             if lazy_bits is not None:
                 LAZY_BITS[name] = lazy_bits
         return fn
