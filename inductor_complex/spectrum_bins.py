@@ -34,18 +34,20 @@ def fft_bins(x: torch.Tensor, forward_r2c: bool, dim: list[int], normalization: 
     """``_fft_r2c(x, dim, normalization, onesided=flag)`` (``forward_r2c``) or
     ``_fft_c2c(x, dim, normalization, forward=flag)``, sliced to
     ``range(start, stop, step)`` along each of ``bin_dims``."""
-    spectrum = (aten._fft_r2c if forward_r2c else aten._fft_c2c)(x, dim, normalization, flag)
-    for d, start, stop, step in zip(bin_dims, starts, stops, steps):
-        spectrum = spectrum[(slice(None),) * d + (slice(start, stop, step),)]
-    return spectrum.clone()
+    return _sliced_spectrum(x, forward_r2c, dim, normalization, flag, bin_dims, starts, stops, steps).clone()
 
 
 @fft_bins.register_fake
 def _(x, forward_r2c, dim, normalization, flag, bin_dims, starts, stops, steps):
+    spectrum = _sliced_spectrum(x, forward_r2c, dim, normalization, flag, bin_dims, starts, stops, steps)
+    return torch.empty_like(spectrum, memory_format=torch.contiguous_format)
+
+
+def _sliced_spectrum(x, forward_r2c, dim, normalization, flag, bin_dims, starts, stops, steps):
     spectrum = (aten._fft_r2c if forward_r2c else aten._fft_c2c)(x, dim, normalization, flag)
     for d, start, stop, step in zip(bin_dims, starts, stops, steps):
         spectrum = spectrum[(slice(None),) * d + (slice(start, stop, step),)]
-    return torch.empty_like(spectrum, memory_format=torch.contiguous_format)
+    return spectrum
 
 
 _TRANSFORMS = {aten._fft_r2c.default: True, aten._fft_c2c.default: False}

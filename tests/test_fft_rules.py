@@ -114,7 +114,7 @@ def test_a_spectrum_read_whole_is_computed_whole():
 LONGEST_REAL = 4095  # a real transform's basis holds n * 2 (n // 2 + 1) numbers
 
 
-def test_bases_past_the_limit_stay_ffts_with_a_warning_or_raise_when_asked():
+def test_bases_past_the_limit_stay_ffts_with_a_warning_or_raise_when_asked(caplog):
     assert 4095 * 2 * 2048 <= dft_bases.MAX_BASIS_ELEMENTS < 4096 * 2 * 2049
 
     def fn(x):
@@ -126,6 +126,7 @@ def test_bases_past_the_limit_stay_ffts_with_a_warning_or_raise_when_asked():
         warnings.simplefilter("always")
         kept = _rewritten(fn, long_)
     assert {"aten._fft_r2c.default", "aten._fft_c2r.default"} <= _ops(kept)
+    assert any("_fft_r2c" in r.getMessage() and "past the limit" in r.getMessage() for r in caplog.records)
     assert_close(kept.module()(long_), fn(long_), rtol=1e-5, atol=1e-5)
     with pytest.raises(ValueError, match=r"real_ffts=True.*_fft_r2c.*past the limit"):
         _rewritten(fn, long_, real_ffts=True)

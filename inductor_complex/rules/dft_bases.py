@@ -25,7 +25,8 @@ MAX_BASIS_ELEMENTS = 1 << 24
 
 
 def basis_elements(kind: str, n: int, bins: int) -> int:
-    return (2 * n if kind == "c2c" else n) * 2 * bins if kind != "c2r" else 2 * bins * n
+    """Numbers in a basis of ``kind`` ("c2c", "r2c" or "c2r") over ``n`` points and ``bins`` bins."""
+    return (2 if kind == "c2c" else 1) * n * 2 * bins
 
 
 def _turns(n: int, bins: Sequence[int]) -> tuple[torch.Tensor, torch.Tensor]:
