@@ -92,8 +92,9 @@ class ComplexToRealPass(CustomGraphPass):
             (AOTInductor packages for ExecuTorch's CUDA backend, TensorRT).
             ``False`` (default) keeps FFT kernels, faster at size. Bases grow as
             ``n^2``: longer transforms than ``rules.dft_bases.MAX_BASIS_ELEMENTS``
-            allows stay FFTs. Dynamo's graphs call the ``torch.fft`` functions
-            themselves, which stay FFTs before autograd either way.
+            allows stay FFTs. Under ``torch.compile`` Dynamo's graph keeps its
+            FFTs and the post-grad companion rewrites them in the forward and
+            backward graphs (a spectrum the forward saves for backward stays one).
     """
 
     lowers_to_aten = False  # see PostGradComplexToRealPass
@@ -208,10 +209,11 @@ class ComplexToRealPass(CustomGraphPass):
                 return
             unwrap_edge_ops(graph)  # ExecuTorch's Edge programs, as its AOTInductor backends hand them over
             fuse_rotary_sites(graph, report, self.fused_rotary)
-            if self.real_ffts:
+            options = self._rewriter_options(graph)
+            if options.get("real_ffts"):  # (only where the rules will take the folded calls)
                 fold_spectrum_slices(graph)
             walk_starts = len(report.decisions)  # the fused sites stay fused if the walk is undone
-            rewriter = ComplexRewriter(graph, report, **self._rewriter_options(graph))
+            rewriter = ComplexRewriter(graph, report, **options)
             rewriter.run()
             if self.lowers_to_aten:
                 lower_to_aten(graph, rewriter.fake_mode, self.aten_decompositions())

@@ -135,8 +135,7 @@ def _int64_indices(graph: torch.fx.Graph) -> None:
     elements, and ONNX's ScatterND and GatherND take int64 only (torch.onnx
     passes int32 on, and onnxruntime refuses the model). ``istft``'s overlap-add
     indexes with an int32 ``arange``."""
-    for node in graph.find_nodes(op="call_function", target=_INDEXING[0]) + graph.find_nodes(
-            op="call_function", target=_INDEXING[1]):
+    for node in [n for op in _INDEXING for n in graph.find_nodes(op="call_function", target=op)]:
         indices = list(node.args[1])
         for i, index in enumerate(indices):
             value = fake_value(index)

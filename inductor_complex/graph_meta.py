@@ -167,19 +167,26 @@ class FakeRecordingTracer(torch.fx.proxy.GraphAppendingTracer):
 
     def constant(self, value: torch.Tensor, name: str) -> torch.fx.Proxy:
         """``value`` held by the graph's module and read with ``get_attr``: one
-        attribute per ``name``, which must say what the value is (a basis's sizes).
-        Each door makes such attributes what its runtime holds as constants."""
+        attribute per ``name`` and value (equal values share it; a name taken by
+        another value gets a suffix). Each door makes such attributes what its
+        runtime holds as constants."""
         module = self.graph.owning_module
         if module is None:
             raise RuntimeError("the graph has no module to hold a constant")
-        held = getattr(module, name, None)
-        if held is None:
+        base, suffix = name, 0
+        while hasattr(module, name) and not _same_tensor(getattr(module, name), value):
+            suffix += 1  # (a name the module holds something else under: a user's attribute)
+            name = f"{base}_{suffix}"
+        if not hasattr(module, name):
             # A buffer, not a plain attribute: AOTAutograd lifts a module's buffers
             # into its graphs' inputs (a plain tensor would meet its fake mode real).
             module.register_buffer(name, value, persistent=False)
-        elif not (isinstance(held, torch.Tensor) and held.shape == value.shape and held.dtype == value.dtype):
-            raise RuntimeError(f"the graph's module holds another {name!r}")
         return self.create_proxy("get_attr", name, (), {})
+
+
+def _same_tensor(held, value: torch.Tensor) -> bool:
+    return (isinstance(held, torch.Tensor) and held.shape == value.shape and held.dtype == value.dtype
+            and held.device == value.device and torch.equal(held, value))
 
 
 # Layout facts about fake values, proven without guarding a symbolic size (a guard

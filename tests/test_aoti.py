@@ -104,3 +104,25 @@ def test_aoti_package_of_a_rewritten_program_holds_nothing_complex(tmp_path):
     longer = torch.randn(2, 9, 16)
     for x in (*args, longer):
         torch.testing.assert_close(runner(x), model(x), rtol=1e-5, atol=1e-5)
+
+
+class BufferNamedLikeItsPairs(RotaryWithBufferAndPolar):
+    """A user buffer under the name the pairs constant of ``freqs_cis`` would take."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("freqs_cis_pairs", torch.randn(*self.freqs_cis.shape, 2))
+
+    def forward(self, xq, xk, angles):
+        q, k = super().forward(xq, xk, angles)
+        return q + self.freqs_cis_pairs[: xq.shape[1]].flatten(-2)[None, :, None], k
+
+
+def test_aoti_pairs_constant_does_not_take_a_users_attribute(tmp_path):
+    model = BufferNamedLikeItsPairs().eval()
+    args = (torch.randn(2, 6, 4, 8), torch.randn(2, 6, 2, 8), torch.randn(6, 4))
+    package = torch._inductor.aoti_compile_and_package(
+        torch.export.export(model, args), package_path=str(tmp_path / "named.pt2"),
+        inductor_configs={"pre_grad_custom_pass": inductor_complex.ComplexToRealPass(fused_rotary=False)})
+    for got, want in zip(torch._inductor.aoti_load_package(package)(*args), model(*args)):
+        torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
